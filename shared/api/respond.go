@@ -1,0 +1,93 @@
+// Package api is the HTTP face of the product: the route table, the response
+// envelope, the one error writer, strict request decoding, API-key
+// authentication and the handlers. Each handler is a plain http.Handler, served
+// the same way by the local devserver and, one route per function, by Lambda.
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"bizdata/shared/business"
+)
+
+// statusByCode is the one table from error code to HTTP status.
+var statusByCode = map[string]int{
+	business.EINVALID:      http.StatusBadRequest,
+	business.EUNAUTHORIZED: http.StatusUnauthorized,
+	business.ENOTFOUND:     http.StatusNotFound,
+	business.EMETHOD:       http.StatusMethodNotAllowed,
+	business.ECONFLICT:     http.StatusConflict,
+	business.EPRECONDITION: http.StatusPreconditionFailed,
+	business.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	business.EMEDIATYPE:    http.StatusUnsupportedMediaType,
+	business.EBUSY:         http.StatusServiceUnavailable,
+	business.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// StatusOf returns the HTTP status for err's code.
+func StatusOf(err error) int {
+	if st, ok := statusByCode[business.ErrorCode(err)]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
+// envelope is every JSON body the API sends.
+type envelope struct {
+	Status  int               `json:"status"`
+	Message string            `json:"message,omitempty"`
+	Data    any               `json:"data,omitempty"`
+	Error   string            `json:"error,omitempty"`
+	Fields  map[string]string `json:"fields,omitempty"`
+}
+
+// successBody encodes the success envelope.
+func successBody(status int, message string, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(envelope{Status: status, Message: message, Data: data}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeBody writes an already encoded JSON body.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeOK writes a success envelope with status 200.
+func writeOK(w http.ResponseWriter, message string, data any) error {
+	body, err := successBody(http.StatusOK, message, data)
+	if err != nil {
+		return err
+	}
+	writeBody(w, http.StatusOK, body)
+	return nil
+}
+
+// writeError writes err as an error envelope. Internal errors are logged with
+// their cause and shown to the caller only as "Internal server error".
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status := StatusOf(err)
+	env := envelope{Status: status}
+	var e *business.Error
+	if status == http.StatusInternalServerError || !asError(err, &e) {
+		log.ErrorContext(r.Context(), "request failed", "request_id", w.Header().Get("X-Request-Id"),
+			"method", r.Method, "path", r.URL.Path, "error", err.Error())
+		env.Status = http.StatusInternalServerError
+		env.Error = "Internal server error"
+		status = http.StatusInternalServerError
+	} else {
+		env.Error = e.Message
+		env.Fields = e.Fields
+	}
+	b, _ := json.Marshal(env)
+	writeBody(w, status, append(b, '\n'))
+}

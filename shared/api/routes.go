@@ -1,0 +1,54 @@
+package api
+
+import (
+	"net/http"
+
+	"bizdata/shared/business"
+)
+
+// handlerFunc serves one authenticated request. It writes the success
+// response itself and returns any error for the one error writer.
+type handlerFunc func(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error
+
+// Route is one endpoint: the Lambda function (folder functions/<Function>)
+// that serves it, its method and its ServeMux path pattern.
+type Route struct {
+	Function string
+	Method   string
+	Path     string
+	auth     authStyle
+	handle   handlerFunc
+}
+
+// Routes is the single list of the API's endpoints. template.yaml declares
+// one function per entry (a test keeps the two equal), the devserver serves
+// them all, and each functions/<name> serves its own.
+var Routes = []Route{
+	{"authenticate", http.MethodGet, "/api/v1/user/authenticate", authSales, getAuthenticate},
+
+	{"list-customers", http.MethodGet, "/api/v1/customers", authOther, listCustomers},
+	{"get-customer", http.MethodGet, "/api/v1/customers/{id}", authOther, getCustomer},
+	{"add-customer", http.MethodPost, "/api/v1/customers/add", authOther, addCustomer},
+	{"edit-customer", http.MethodPut, "/api/v1/customers/{id}", authOther, editCustomer},
+}
+
+// RouteByFunction returns the route served by the named function.
+func RouteByFunction(name string) (Route, bool) {
+	for _, r := range Routes {
+		if r.Function == name {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
+
+// getAuthenticate answers the authenticated probe with the caller's account.
+func getAuthenticate(_ *Server, w http.ResponseWriter, _ *http.Request, acct business.Account) error {
+	return writeOK(w, "Authenticated", map[string]any{"account": map[string]any{
+		"id":             acct.ID,
+		"name":           acct.Name,
+		"business_code":  acct.BusinessCode,
+		"currency":       acct.Currency,
+		"invoice_prefix": acct.InvoicePrefix,
+	}})
+}

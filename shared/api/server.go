@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/store"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// DefaultKeyCacheTTL is how long a warm process trusts a key it has seen.
+const DefaultKeyCacheTTL = 30 * time.Second
+
+// Server holds what every handler needs. Build one per process.
+type Server struct {
+	store *store.Store
+	log   *slog.Logger
+	keys  *keyCache
+}
+
+// NewServer returns a Server over st. keyTTL bounds how long a rotated API key
+// keeps working on a warm process (0 disables the cache).
+func NewServer(st *store.Store, log *slog.Logger, keyTTL time.Duration) *Server {
+	return &Server{store: st, log: log, keys: newKeyCache(st, keyTTL)}
+}
+
+// Handler returns an http.Handler serving routes: each on its method and
+// path, "Route not found" (404) for any other path and "Method not allowed"
+// (405) for a known path with another method.
+func (s *Server) Handler(routes []Route) http.Handler {
+	mux := http.NewServeMux()
+	paths := http.NewServeMux()
+	allow := map[string][]string{}
+	for _, rt := range routes {
+		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
+		if _, ok := allow[rt.Path]; !ok {
+			path := rt.Path
+			paths.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Allow", strings.Join(allow[path], ", "))
+				writeError(w, r, s.log, business.Errorf(business.EMETHOD, "Method not allowed"))
+			})
+		}
+		allow[rt.Path] = append(allow[rt.Path], rt.Method)
+	}
+	for _, m := range allow {
+		sort.Strings(m)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", requestID(r.Context()))
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r) // ServeHTTP, not the handler alone, sets r.PathValue
+			return
+		}
+		if _, pattern := paths.Handler(r); pattern != "" {
+			paths.ServeHTTP(w, r)
+			return
+		}
+		writeError(w, r, s.log, business.Errorf(business.ENOTFOUND, "Route not found"))
+	})
+}
+
+// requestID is the Lambda request id when there is one, else a random id.
+func requestID(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		return lc.AwsRequestID
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// statusWriter remembers the status a handler wrote, for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// wrap authenticates the request, runs the route's handler and writes its
+// error, if any, through the one error writer. It logs one line per request:
+// never the body, the key or the query's values.
+func (s *Server) wrap(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		err := s.serve(sw, r, rt)
+		if err != nil {
+			writeError(sw, r, s.log, err)
+		}
+		if sw.status == 0 { // a handler that writes nothing would become a 504 on API Gateway
+			writeError(sw, r, s.log, business.Errorf(business.EINTERNAL, "handler wrote no response"))
+		}
+		s.log.InfoContext(r.Context(), "request", "request_id", w.Header().Get("X-Request-Id"),
+			"function", rt.Function, "method", r.Method, "status", sw.status,
+			"ms", float64(time.Since(start).Microseconds())/1000)
+	})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
+	token, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		if rt.auth == authSales {
+			return business.Errorf(business.EUNAUTHORIZED, msgMissingBearer)
+		}
+		return business.Errorf(business.EUNAUTHORIZED, msgAuthInvalid)
+	}
+	acct, err := s.keys.account(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	return rt.handle(s, w, r, acct)
+}

@@ -1,0 +1,144 @@
+// Package app wires the product's processes from their environment: it builds
+// the DynamoDB client and store once, and starts a Lambda function serving one
+// route of the route table. functions/<name>/main.go calls RunFunction and
+// nothing else.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"bizdata/shared/api"
+	"bizdata/shared/store"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+)
+
+// Config is what a process reads from its environment.
+type Config struct {
+	// TableName is TABLE_NAME (default "bizdata").
+	TableName string
+	// Endpoint is DYNAMODB_ENDPOINT, set for DynamoDB Local; empty on AWS.
+	Endpoint string
+	// KeyCacheTTL is API_KEY_CACHE_TTL (a Go duration, default 30s).
+	KeyCacheTTL time.Duration
+	// CursorSecret is CURSOR_SECRET, the key that signs list cursors. Required
+	// on AWS; local runs default to a fixed development secret.
+	CursorSecret string
+}
+
+// devCursorSecret signs cursors on DynamoDB Local when CURSOR_SECRET is unset.
+const devCursorSecret = "local-development-cursor-secret"
+
+// FromEnv reads Config from the environment.
+func FromEnv() (Config, error) {
+	c := Config{
+		TableName:    os.Getenv("TABLE_NAME"),
+		Endpoint:     os.Getenv("DYNAMODB_ENDPOINT"),
+		KeyCacheTTL:  api.DefaultKeyCacheTTL,
+		CursorSecret: os.Getenv("CURSOR_SECRET"),
+	}
+	if c.TableName == "" {
+		c.TableName = "bizdata"
+	}
+	if v := os.Getenv("API_KEY_CACHE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("API_KEY_CACHE_TTL=%q: want a duration such as 30s", v)
+		}
+		c.KeyCacheTTL = d
+	}
+	if c.CursorSecret == "" {
+		if c.Endpoint == "" {
+			return c, errors.New("CURSOR_SECRET is not set")
+		}
+		c.CursorSecret = devCursorSecret
+	}
+	return c, nil
+}
+
+// NewDynamoDB returns a DynamoDB client. With an endpoint it talks to
+// DynamoDB Local with fixed local credentials; otherwise it uses the
+// standard AWS configuration chain.
+func NewDynamoDB(ctx context.Context, endpoint string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
+	var opts []func(*config.LoadOptions) error
+	if endpoint != "" {
+		opts = append(opts,
+			config.WithRegion("us-east-1"),
+			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load aws config: %w", err)
+	}
+	if endpoint != "" {
+		optFns = append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
+			o.BaseEndpoint = aws.String(endpoint)
+			// DynamoDB Local's CRC32 header does not always match its body.
+			o.DisableValidateResponseChecksum = true
+		}}, optFns...)
+	}
+	return dynamodb.NewFromConfig(cfg, optFns...), nil
+}
+
+// NewStore builds the store Config describes.
+func NewStore(ctx context.Context, c Config, optFns ...func(*dynamodb.Options)) (*store.Store, error) {
+	db, err := NewDynamoDB(ctx, c.Endpoint, optFns...)
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(db, c.TableName)
+	st.SetCursorSecret([]byte(c.CursorSecret))
+	return st, nil
+}
+
+// Logger is the JSON logger every process writes to stdout.
+func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
+
+// FunctionHandler returns the http.Handler of the Lambda function name: a
+// ServeMux holding that one route, so path values work as they do locally.
+func FunctionHandler(srv *api.Server, name string) (http.Handler, error) {
+	rt, ok := api.RouteByFunction(name)
+	if !ok {
+		return nil, fmt.Errorf("no route for function %q", name)
+	}
+	return srv.Handler([]api.Route{rt}), nil
+}
+
+// RunFunction starts the Lambda function name: it wires everything once, then
+// serves API Gateway HTTP API (payload v2) events until the runtime stops it.
+func RunFunction(name string) {
+	log := Logger()
+	if err := runFunction(name, log); err != nil {
+		log.Error("startup failed", "function", name, "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func runFunction(name string, log *slog.Logger) error {
+	ctx := context.Background()
+	cfg, err := FromEnv()
+	if err != nil {
+		return err
+	}
+	st, err := NewStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	h, err := FunctionHandler(api.NewServer(st, log, cfg.KeyCacheTTL), name)
+	if err != nil {
+		return err
+	}
+	lambda.StartWithOptions(httpadapter.NewV2(h).ProxyWithContext, lambda.WithEnableSIGTERM())
+	return nil
+}

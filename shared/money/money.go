@@ -1,0 +1,204 @@
+// Package money holds the exact decimal values the API trades in: Amount, a
+// decimal(10,2) sum of money, and Quantity, a count of goods with up to three
+// decimals. Neither ever passes through float64: both parse from the literal
+// text of a JSON string or number and keep it as a shopspring decimal.
+package money
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// Amount is a non-negative decimal(10,2) sum of money: at most 8 digits before
+// the point and 2 after. The zero value is 0.00.
+type Amount struct{ d decimal.Decimal }
+
+// Quantity is a non-negative decimal with at most 3 decimals, used for stock
+// and sale line quantities. The zero value is 0.
+type Quantity struct{ d decimal.Decimal }
+
+// Zero is the amount 0.00.
+var Zero = Amount{}
+
+// ErrFormat is wrapped by every parse error, so callers can tell a malformed
+// value from other failures.
+var ErrFormat = errors.New("money: bad format")
+
+// ParseAmount parses s as an Amount. It accepts "10", "10.5" and "10.50" and
+// rejects more than 2 decimals, more than 8 integer digits, a sign, exponents,
+// NaN and anything that is not plain decimal text.
+func ParseAmount(s string) (Amount, error) {
+	d, err := parseDecimal(s, 8, 2)
+	if err != nil {
+		return Amount{}, err
+	}
+	return Amount{d}, nil
+}
+
+// MustAmount is ParseAmount for constants in tests and examples; it panics on
+// a malformed value.
+func MustAmount(s string) Amount {
+	a, err := ParseAmount(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// ParseQuantity parses s as a Quantity: plain decimal text, at most 9 integer
+// digits and 3 decimals, never negative.
+func ParseQuantity(s string) (Quantity, error) {
+	d, err := parseDecimal(s, 9, 3)
+	if err != nil {
+		return Quantity{}, err
+	}
+	return Quantity{d}, nil
+}
+
+// MustQuantity is ParseQuantity for constants; it panics on a malformed value.
+func MustQuantity(s string) Quantity {
+	q, err := ParseQuantity(s)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+// parseDecimal checks s character by character before handing it to decimal,
+// so that exponents, signs, spaces and NaN never reach the parser.
+func parseDecimal(s string, intDigits, fracDigits int) (decimal.Decimal, error) {
+	if s == "" {
+		return decimal.Decimal{}, fmt.Errorf("%w: must be a number such as \"10.00\"", ErrFormat)
+	}
+	whole, frac, hasPoint := strings.Cut(s, ".")
+	if whole == "" || (hasPoint && frac == "") || !digits(whole) || !digits(frac) {
+		if strings.HasPrefix(s, "-") {
+			return decimal.Decimal{}, fmt.Errorf("%w: must not be negative", ErrFormat)
+		}
+		return decimal.Decimal{}, fmt.Errorf("%w: must be a plain decimal number such as \"10.00\" (no sign, exponent or spaces)", ErrFormat)
+	}
+	if len(frac) > fracDigits {
+		return decimal.Decimal{}, fmt.Errorf("%w: must have at most %d decimal places", ErrFormat, fracDigits)
+	}
+	whole = strings.TrimLeft(whole, "0")
+	if len(whole) > intDigits {
+		return decimal.Decimal{}, fmt.Errorf("%w: must have at most %d digits before the decimal point", ErrFormat, intDigits)
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return d, nil
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// literal returns the text of a JSON string or number literal, or an error
+// for any other JSON value.
+func literal(b []byte) (string, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return "", err
+		}
+		return s, nil
+	}
+	if len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+		return string(b), nil
+	}
+	return "", fmt.Errorf("%w: must be a number or a string such as \"10.00\"", ErrFormat)
+}
+
+// String formats a as "10.00".
+func (a Amount) String() string { return a.d.StringFixed(2) }
+
+// Decimal returns the exact value.
+func (a Amount) Decimal() decimal.Decimal { return a.d }
+
+// IsZero reports whether a is 0.00.
+func (a Amount) IsZero() bool { return a.d.IsZero() }
+
+// Cmp compares a and b: -1, 0 or +1.
+func (a Amount) Cmp(b Amount) int { return a.d.Cmp(b.d) }
+
+// Add returns a+b. The caller checks the result with Valid when it may
+// overflow decimal(10,2).
+func (a Amount) Add(b Amount) Amount { return Amount{a.d.Add(b.d)} }
+
+// Sub returns a-b; the result may be negative, which Valid reports.
+func (a Amount) Sub(b Amount) Amount { return Amount{a.d.Sub(b.d)} }
+
+// Valid reports whether a fits decimal(10,2) and is not negative.
+func (a Amount) Valid() bool {
+	return !a.d.IsNegative() && a.d.LessThan(decimal.New(1, 8)) && a.d.Equal(a.d.Round(2))
+}
+
+// LineTotal returns unit price times quantity, rounded half away from zero to
+// cents, as a sale line contributes to its sub-total.
+func LineTotal(price Amount, q Quantity) Amount {
+	return Amount{price.d.Mul(q.d).Round(2)}
+}
+
+// MarshalJSON writes the amount as the string "10.00".
+func (a Amount) MarshalJSON() ([]byte, error) { return json.Marshal(a.String()) }
+
+// UnmarshalJSON accepts a JSON string or number literal and applies
+// ParseAmount's rules to its text.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	s, err := literal(b)
+	if err != nil {
+		return err
+	}
+	v, err := ParseAmount(s)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// String formats q without trailing zeros: "2", "1.5".
+func (q Quantity) String() string { return q.d.String() }
+
+// Decimal returns the exact value.
+func (q Quantity) Decimal() decimal.Decimal { return q.d }
+
+// IsZero reports whether q is 0.
+func (q Quantity) IsZero() bool { return q.d.IsZero() }
+
+// Cmp compares q and r: -1, 0 or +1.
+func (q Quantity) Cmp(r Quantity) int { return q.d.Cmp(r.d) }
+
+// Sub returns q-r, which may be negative.
+func (q Quantity) Sub(r Quantity) decimal.Decimal { return q.d.Sub(r.d) }
+
+// MarshalJSON writes the quantity as a string, as the API description types it.
+func (q Quantity) MarshalJSON() ([]byte, error) { return json.Marshal(q.String()) }
+
+// UnmarshalJSON accepts a JSON string or number literal and applies
+// ParseQuantity's rules to its text.
+func (q *Quantity) UnmarshalJSON(b []byte) error {
+	s, err := literal(b)
+	if err != nil {
+		return err
+	}
+	v, err := ParseQuantity(s)
+	if err != nil {
+		return err
+	}
+	*q = v
+	return nil
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+func keyPK(hash string) string { return "KEY#" + hash }
+
+// accountFields writes the account's own fields into it; the key item carries
+// a copy so that authenticating a request is one GetItem.
+func accountFields(it item, a business.Account) {
+	it["account_id"] = str(a.ID)
+	it["name"] = str(a.Name)
+	it["business_code"] = str(a.BusinessCode)
+	it["currency"] = str(a.Currency)
+	it["invoice_prefix"] = str(a.InvoicePrefix)
+	it["created_at"] = str(fmtTime(a.CreatedAt))
+}
+
+func accountFrom(it item) business.Account {
+	return business.Account{
+		ID:            getS(it, "account_id"),
+		Name:          getS(it, "name"),
+		BusinessCode:  getS(it, "business_code"),
+		Currency:      getS(it, "currency"),
+		InvoicePrefix: getS(it, "invoice_prefix"),
+		CreatedAt:     getTime(it, "created_at"),
+	}
+}
+
+// CreateAccount stores a new account a (its ID is assigned here) with a fresh
+// API key, and returns the account and the key. The key is not stored, only
+// its hash.
+func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business.Account, string, error) {
+	a.ID = business.NewAccountID()
+	a.CreatedAt = s.now()
+	apiKey, hash := business.NewAPIKey()
+	acct := key(acctPK(a.ID), "ACCOUNT")
+	accountFields(acct, a)
+	acct["type"] = str("account")
+	acct["key_hash"] = str(hash)
+	k := key(keyPK(hash), "KEY")
+	accountFields(k, a)
+	k["type"] = str("api_key")
+	err := s.transact(ctx, []txItem{
+		{action: put(s.table, acct, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "account id collision; retry")},
+		{action: put(s.table, k, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "api key collision; retry")},
+	})
+	if err != nil {
+		return business.Account{}, "", err
+	}
+	return a, apiKey, nil
+}
+
+// RotateKey replaces the account's API key with a fresh one and returns it.
+// The old key stops working at once (within the API's key cache TTL on warm
+// functions). Returns ENOTFOUND when the account does not exist.
+func (s *Store) RotateKey(ctx context.Context, accountID string) (string, error) {
+	var apiKey string
+	err := retrying(ctx, func() error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT"), ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return fmt.Errorf("get account: %w", err)
+		}
+		if out.Item == nil {
+			return business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
+		}
+		a := accountFrom(out.Item)
+		oldHash := getS(out.Item, "key_hash")
+		var hash string
+		apiKey, hash = business.NewAPIKey()
+		k := key(keyPK(hash), "KEY")
+		accountFields(k, a)
+		k["type"] = str("api_key")
+		return s.transact(ctx, []txItem{
+			{action: types.TransactWriteItem{Update: &types.Update{
+				TableName:                 aws.String(s.table),
+				Key:                       key(acctPK(accountID), "ACCOUNT"),
+				UpdateExpression:          aws.String("SET key_hash = :new"),
+				ConditionExpression:       aws.String("key_hash = :old"),
+				ExpressionAttributeValues: item{":new": str(hash), ":old": str(oldHash)},
+			}}, onFail: errRetry},
+			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(oldHash), "KEY")}}},
+			{action: put(s.table, k, "attribute_not_exists(PK)"), onFail: errRetry},
+		})
+	})
+	return apiKey, err
+}
+
+// FindAccountByKeyHash returns the account whose API key hashes to hash.
+// Returns EUNAUTHORIZED when no such key exists (unknown or rotated away).
+func (s *Store) FindAccountByKeyHash(ctx context.Context, hash string) (business.Account, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(keyPK(hash), "KEY")})
+	if err != nil {
+		return business.Account{}, fmt.Errorf("get api key: %w", err)
+	}
+	if out.Item == nil {
+		return business.Account{}, business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
+	}
+	return accountFrom(out.Item), nil
+}
+
+// FindAccount returns the account and its webhook settings. Returns ENOTFOUND
+// when it does not exist.
+func (s *Store) FindAccount(ctx context.Context, accountID string) (business.Account, business.Webhook, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT")})
+	if err != nil {
+		return business.Account{}, business.Webhook{}, fmt.Errorf("get account: %w", err)
+	}
+	if out.Item == nil {
+		return business.Account{}, business.Webhook{}, business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
+	}
+	return accountFrom(out.Item), business.Webhook{
+		CallbackURL:    getS(out.Item, "callback_url"),
+		CallbackSecret: getS(out.Item, "callback_secret"),
+	}, nil
+}
+
+// SetWebhook stores the account's webhook settings; an empty secret removes
+// the secret (deliveries then carry no signature header). Returns ENOTFOUND
+// when the account does not exist.
+func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Webhook) error {
+	expr := "SET callback_url = :u REMOVE callback_secret"
+	vals := item{":u": str(w.CallbackURL)}
+	if w.CallbackSecret != "" {
+		expr = "SET callback_url = :u, callback_secret = :s"
+		vals[":s"] = str(w.CallbackSecret)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT"),
+		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: vals,
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
+	}
+	if err != nil {
+		return fmt.Errorf("set webhook: %w", err)
+	}
+	return nil
+}
+
+func put(table string, it item, cond string) types.TransactWriteItem {
+	p := &types.Put{TableName: aws.String(table), Item: it}
+	if cond != "" {
+		p.ConditionExpression = aws.String(cond)
+	}
+	return types.TransactWriteItem{Put: p}
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+func customerKey(account string, id int64) item {
+	return key(acctPK(account)+"#CUSTOMER#"+pad(id), "CUSTOMER")
+}
+
+func customerItem(account string, c business.Customer) item {
+	it := customerKey(account, c.ID)
+	it["type"] = str("customer")
+	it["id"] = nInt(c.ID)
+	it["name"] = str(c.Name)
+	setS(it, "email", c.Email)
+	setS(it, "phone", c.Phone)
+	setS(it, "address", c.Address)
+	it["created_at"] = str(fmtTime(c.CreatedAt))
+	it["updated_at"] = str(fmtTime(c.UpdatedAt))
+	it["version"] = nInt(c.Version)
+	it[IndexCreated+"PK"] = str(acctPK(account) + "#CUSTOMER")
+	it[IndexCreated+"SK"] = str(fmtTime(c.CreatedAt) + "#" + pad(c.ID))
+	return it
+}
+
+func customerFrom(it item) business.Customer {
+	return business.Customer{
+		ID:        getInt(it, "id"),
+		Name:      getS(it, "name"),
+		Email:     getS(it, "email"),
+		Phone:     getS(it, "phone"),
+		Address:   getS(it, "address"),
+		CreatedAt: getTime(it, "created_at"),
+		UpdatedAt: getTime(it, "updated_at"),
+		Version:   getInt(it, "version"),
+	}
+}
+
+// CreateCustomer stores c under the account's next customer id and returns the
+// response body render produced (or, for a repeated Idempotency-Key, the
+// first one). c must be valid.
+func (s *Store) CreateCustomer(ctx context.Context, account string, c business.Customer, idem *Idempotency, render Render[business.Customer]) ([]byte, error) {
+	return s.create(ctx, createSpec{
+		account: account, kind: "customer", idem: idem,
+		build: func(id int64, now time.Time, _ []item) ([]txItem, []byte, error) {
+			c.ID, c.CreatedAt, c.UpdatedAt, c.Version = id, now, now, 1
+			body, err := render(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			return []txItem{{action: put(s.table, customerItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry}}, body, nil
+		},
+	})
+}
+
+// FindCustomer returns one customer. Returns ENOTFOUND when the account has no
+// customer with that id.
+func (s *Store) FindCustomer(ctx context.Context, account string, id int64) (business.Customer, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: customerKey(account, id)})
+	if err != nil {
+		return business.Customer{}, fmt.Errorf("get customer: %w", err)
+	}
+	if out.Item == nil {
+		return business.Customer{}, business.Errorf(business.ENOTFOUND, "Customer not found")
+	}
+	return customerFrom(out.Item), nil
+}
+
+// UpdateCustomer applies edit to the current customer and stores the result,
+// starting over when another writer changed the customer in between, so no
+// concurrent edit is lost. edit may return an error (EPRECONDITION for an
+// If-Match mismatch, EINVALID) to stop. Returns ENOTFOUND when the customer
+// does not exist.
+func (s *Store) UpdateCustomer(ctx context.Context, account string, id int64, edit func(*business.Customer) error) (business.Customer, error) {
+	var c business.Customer
+	err := retrying(ctx, func() error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: customerKey(account, id), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return fmt.Errorf("get customer: %w", err)
+		}
+		if out.Item == nil {
+			return business.Errorf(business.ENOTFOUND, "Customer not found")
+		}
+		c = customerFrom(out.Item)
+		old := c.Version
+		if err := edit(&c); err != nil {
+			return err
+		}
+		c.Version = old + 1
+		c.UpdatedAt = s.now().Truncate(time.Second)
+		p := &types.Put{TableName: aws.String(s.table), Item: customerItem(account, c)}
+		versionGuard(p, old)
+		return s.transact(ctx, []txItem{{action: types.TransactWriteItem{Put: p}, onFail: errRetry}})
+	})
+	return c, err
+}
+
+// ListCustomers returns a page of customers, newest first, created at or after
+// createdFrom when it is set.
+func (s *Store) ListCustomers(ctx context.Context, account string, createdFrom string, limit int, cursor string) (Page[business.Customer], error) {
+	items, next, scanned, err := s.run(ctx, query{
+		index: IndexCreated, pk: acctPK(account) + "#CUSTOMER", rng: Range{From: createdFrom},
+		limit: limit, cursor: cursor,
+	})
+	if err != nil {
+		return Page[business.Customer]{}, err
+	}
+	p := Page[business.Customer]{Next: next, Scanned: scanned, Items: make([]business.Customer, len(items))}
+	for i, it := range items {
+		p.Items[i] = customerFrom(it)
+	}
+	return p, nil
+}

@@ -1,0 +1,176 @@
+package store
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Page is one page of a list: the records and the cursor of the next page
+// ("" on the last page). Scanned counts the items DynamoDB read for it.
+type Page[T any] struct {
+	Items   []T
+	Next    string
+	Scanned int
+}
+
+// Range bounds a list on its index's sort key; empty bounds are open.
+type Range struct {
+	From string // inclusive lower bound
+	To   string // exclusive upper bound
+}
+
+// query is one list request on one partition of an index.
+type query struct {
+	index   string // "" for the table itself
+	pk      string
+	rng     Range
+	filter  string // optional FilterExpression for conditions the key cannot express
+	names   map[string]string
+	values  item
+	limit   int
+	cursor  string
+	forward bool
+}
+
+func (q query) keyNames() (string, string) {
+	if q.index == "" {
+		return "PK", "SK"
+	}
+	return q.index + "PK", q.index + "SK"
+}
+
+// run reads one page. It asks for one item more than the page holds, so the
+// last page has no cursor, and continues past items a filter drops.
+func (s *Store) run(ctx context.Context, q query) ([]item, string, int, error) {
+	pkName, skName := q.keyNames()
+	start, err := s.decodeCursor(q.cursor, pkName, q.pk)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	cond := "#pk = :pk"
+	names := map[string]string{"#pk": pkName}
+	values := item{":pk": str(q.pk)}
+	switch {
+	case q.rng.From != "" && q.rng.To != "":
+		cond += " AND #sk BETWEEN :from AND :to"
+	case q.rng.From != "":
+		cond += " AND #sk >= :from"
+	case q.rng.To != "":
+		cond += " AND #sk <= :to"
+	}
+	if q.rng.From != "" {
+		names["#sk"] = skName
+		values[":from"] = str(q.rng.From)
+	}
+	if q.rng.To != "" {
+		names["#sk"] = skName
+		values[":to"] = str(q.rng.To)
+	}
+	for k, v := range q.names {
+		names[k] = v
+	}
+	for k, v := range q.values {
+		values[k] = v
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ScanIndexForward:          aws.Bool(q.forward),
+		ExclusiveStartKey:         start,
+	}
+	if q.index != "" {
+		in.IndexName = aws.String(q.index)
+	}
+	if q.filter != "" {
+		in.FilterExpression = aws.String(q.filter)
+	}
+	var got []item
+	scanned := 0
+	for {
+		in.Limit = aws.Int32(int32(q.limit + 1 - len(got)))
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, "", 0, fmt.Errorf("query %s: %w", q.index, err)
+		}
+		scanned += int(out.ScannedCount)
+		got = append(got, out.Items...)
+		if len(got) > q.limit || out.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	next := ""
+	if len(got) > q.limit {
+		got = got[:q.limit]
+		last := got[q.limit-1]
+		k := item{"PK": last["PK"], "SK": last["SK"]}
+		if q.index != "" {
+			k[pkName] = last[pkName]
+			k[skName] = last[skName]
+		}
+		next = s.encodeCursor(k)
+	}
+	return got, next, scanned, nil
+}
+
+// SetCursorSecret sets the key that signs list cursors. Every process serving
+// one table must use the same secret.
+func (s *Store) SetCursorSecret(secret []byte) { s.cursorSecret = secret }
+
+// encodeCursor returns base64url(JSON of the key) + "." + base64url(HMAC).
+func (s *Store) encodeCursor(k item) string {
+	m := make(map[string]string, len(k))
+	for name := range k {
+		m[name] = getS(k, name)
+	}
+	b, _ := json.Marshal(m)
+	mac := hmac.New(sha256.New, s.cursorSecret)
+	mac.Write(b)
+	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
+}
+
+var errCursor = &business.Error{Code: business.EINVALID, Message: "cursor: is not a cursor this list returned; start again without it", Fields: map[string]string{"cursor": "is not a cursor this list returned"}}
+
+// decodeCursor checks a cursor's signature and that it continues the same
+// partition, so no cursor can read outside the caller's account or filter.
+func (s *Store) decodeCursor(c, pkName, pk string) (item, error) {
+	if c == "" {
+		return nil, nil
+	}
+	body, sig, ok := strings.Cut(c, ".")
+	if !ok {
+		return nil, errCursor
+	}
+	b, err1 := base64.RawURLEncoding.DecodeString(body)
+	got, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if err1 != nil || err2 != nil {
+		return nil, errCursor
+	}
+	mac := hmac.New(sha256.New, s.cursorSecret)
+	mac.Write(b)
+	if !hmac.Equal(got, mac.Sum(nil)[:16]) {
+		return nil, errCursor
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil || m[pkName] != pk {
+		return nil, errCursor
+	}
+	k := make(item, len(m))
+	for name, v := range m {
+		k[name] = &types.AttributeValueMemberS{Value: v}
+	}
+	return k, nil
+}

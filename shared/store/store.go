@@ -1,0 +1,206 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Store reads and writes the product's records in one DynamoDB table. It is
+// safe for concurrent use; build one per process and share it.
+type Store struct {
+	db    *dynamodb.Client
+	table string
+	now   func() time.Time
+
+	cursorSecret []byte
+}
+
+// New returns a Store over table, using db for every call.
+func New(db *dynamodb.Client, table string) *Store {
+	return &Store{db: db, table: table, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Table returns the table's name.
+func (s *Store) Table() string { return s.table }
+
+// Client returns the DynamoDB client the store uses.
+func (s *Store) Client() *dynamodb.Client { return s.db }
+
+// EnsureTable creates the table from TableDefinition when it does not exist,
+// waits until it is active and turns on its time to live.
+func (s *Store) EnsureTable(ctx context.Context) error {
+	_, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+	var nf *types.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		if _, err := s.db.CreateTable(ctx, TableDefinition(s.table)); err != nil {
+			var inUse *types.ResourceInUseException
+			if !errors.As(err, &inUse) {
+				return fmt.Errorf("create table %s: %w", s.table, err)
+			}
+		}
+		w := dynamodb.NewTableExistsWaiter(s.db, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 100 * time.Millisecond })
+		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)}, time.Minute); err != nil {
+			return fmt.Errorf("wait for table %s: %w", s.table, err)
+		}
+		_, err = s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+			TableName: aws.String(s.table),
+			TimeToLiveSpecification: &types.TimeToLiveSpecification{
+				AttributeName: aws.String(TTLAttribute), Enabled: aws.Bool(true),
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("enable ttl on %s: %w", s.table, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("describe table %s: %w", s.table, err)
+	}
+	return nil
+}
+
+// item is one DynamoDB item.
+type item = map[string]types.AttributeValue
+
+// txItem is one action of a transaction and the error to report when its
+// condition is what cancelled the transaction.
+type txItem struct {
+	action types.TransactWriteItem
+	onFail error
+}
+
+// errRetry marks a cancellation caused by a race the caller can retry (an id
+// counter moved, a record's version moved under a read-modify-write).
+var errRetry = errors.New("store: retry")
+
+// transact runs items as one transaction. When a condition fails, it returns
+// the onFail error of the first item whose condition failed, or EINTERNAL for
+// an unexpected cancellation. Transaction conflicts (real DynamoDB only) are
+// retried with jittered backoff.
+func (s *Store) transact(ctx context.Context, items []txItem) error {
+	actions := make([]types.TransactWriteItem, len(items))
+	for i, it := range items {
+		actions[i] = it.action
+	}
+	for attempt := 0; ; attempt++ {
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+		if err == nil {
+			return nil
+		}
+		var tc *types.TransactionCanceledException
+		if !errors.As(err, &tc) {
+			return fmt.Errorf("transact: %w", err)
+		}
+		conflict := false
+		for i, r := range tc.CancellationReasons {
+			switch aws.ToString(r.Code) {
+			case "ConditionalCheckFailed":
+				if i < len(items) && items[i].onFail != nil {
+					return items[i].onFail
+				}
+				return fmt.Errorf("transact: condition failed on action %d", i)
+			case "TransactionConflict":
+				conflict = true
+			}
+		}
+		if !conflict || attempt >= 6 {
+			return fmt.Errorf("transact: %w", err)
+		}
+		if err := sleep(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits an exponentially growing, jittered delay.
+func sleep(ctx context.Context, attempt int) error {
+	d := time.Duration(5<<attempt) * time.Millisecond
+	d = d/2 + rand.N(d)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// retrying runs fn until it returns something other than errRetry, with
+// jittered backoff; contention that outlasts the attempts is EBUSY.
+func retrying(ctx context.Context, fn func() error) error {
+	for attempt := 0; attempt < 25; attempt++ {
+		err := fn()
+		if !errors.Is(err, errRetry) {
+			return err
+		}
+		if err := sleep(ctx, min(attempt, 5)); err != nil {
+			return err
+		}
+	}
+	return business.Errorf(business.EBUSY, "too many concurrent changes to this record; retry the request")
+}
+
+// Attribute helpers.
+
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func nInt(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+// setS sets it[k] to v, or leaves it out when v is empty.
+func setS(it item, k, v string) {
+	if v != "" {
+		it[k] = str(v)
+	}
+}
+
+func getS(it item, k string) string {
+	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getN(it item, k string) string {
+	if v, ok := it[k].(*types.AttributeValueMemberN); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getInt(it item, k string) int64 {
+	i, _ := strconv.ParseInt(getN(it, k), 10, 64)
+	return i
+}
+
+func getBool(it item, k string) bool {
+	v, ok := it[k].(*types.AttributeValueMemberBOOL)
+	return ok && v.Value
+}
+
+func key(pk, sk string) item { return item{"PK": str(pk), "SK": str(sk)} }
+
+// TimeFormat is the wire and storage format of datetimes (UTC).
+const TimeFormat = "2006-01-02 15:04:05"
+
+func fmtTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+func getTime(it item, k string) time.Time {
+	t, _ := time.Parse(TimeFormat, getS(it, k))
+	return t
+}
+
+// pad formats an id so that string order is numeric order.
+func pad(id int64) string { return fmt.Sprintf("%012d", id) }
+
+func acctPK(acct string) string { return "A#" + acct }

