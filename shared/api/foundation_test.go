@@ -183,13 +183,13 @@ func TestBadInput(t *testing.T) {
 	})
 	t.Run("ListParams", func(t *testing.T) {
 		for q, fieldName := range map[string]string{
-			"?limit=0":                   "limit",
-			"?limit=201":                 "limit",
-			"?limit=x":                   "limit",
-			"?colour=red":                "colour",
-			"?created_at=yesterday":      "created_at",
-			"?created_at=2024-02-30":     "created_at",
-			"?cursor=abc":                "cursor",
+			"?limit=0":                    "limit",
+			"?limit=201":                  "limit",
+			"?limit=x":                    "limit",
+			"?colour=red":                 "colour",
+			"?created_at=yesterday":       "created_at",
+			"?created_at=2024-02-30":      "created_at",
+			"?cursor=abc":                 "cursor",
 			"?cursor=eyJQSyI6IngifQ.AAAA": "cursor",
 		} {
 			r := e.get("/api/v1/customers" + q)

@@ -13,16 +13,16 @@ import (
 
 // Error codes. Each maps to exactly one HTTP status in shared/api.
 const (
-	EINVALID      = "invalid"       // the request is malformed or breaks a rule
-	EUNAUTHORIZED = "unauthorized"  // no usable credentials
-	ENOTFOUND     = "not_found"     // the record does not exist in this account
-	ECONFLICT     = "conflict"      // a unique value is taken, or an idempotency key was reused
-	EPRECONDITION = "precondition"  // If-Match did not match the current version
-	ETOOLARGE     = "too_large"     // the body is over the size limit
-	EMEDIATYPE    = "media_type"    // the body is not JSON
-	EMETHOD       = "method"        // the route exists, the method does not
-	EINTERNAL     = "internal"      // anything else; never shown to the caller
-	EBUSY         = "busy"          // too much contention; safe to retry
+	EINVALID      = "invalid"      // the request is malformed or breaks a rule
+	EUNAUTHORIZED = "unauthorized" // no usable credentials
+	ENOTFOUND     = "not_found"    // the record does not exist in this account
+	ECONFLICT     = "conflict"     // a unique value is taken, or an idempotency key was reused
+	EPRECONDITION = "precondition" // If-Match did not match the current version
+	ETOOLARGE     = "too_large"    // the body is over the size limit
+	EMEDIATYPE    = "media_type"   // the body is not JSON
+	EMETHOD       = "method"       // the route exists, the method does not
+	EINTERNAL     = "internal"     // anything else; never shown to the caller
+	EBUSY         = "busy"         // too much contention; safe to retry
 )
 
 // Error is the product's error: a code for machines, a message for people and,
