@@ -165,11 +165,36 @@ type Int int64
 
 // UnmarshalJSON accepts 12 or "12".
 func (i *Int) UnmarshalJSON(b []byte) error {
-	s := string(bytes.Trim(b, `"`))
+	s := string(b)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 1 || len(b) == 0 {
+	if err != nil || v < 1 {
 		return business.Errorf(business.EINVALID, "must be a positive integer")
 	}
 	*i = Int(v)
+	return nil
+}
+
+// Code is a code field (invoice_code, invoice_number) that the description
+// types as a string in requests but that clients often send as a number; it
+// accepts both and keeps the digits as text.
+type Code string
+
+// UnmarshalJSON accepts "123456" or 123456.
+func (c *Code) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = Code(strings.TrimSpace(s))
+		return nil
+	}
+	if _, err := strconv.ParseUint(string(b), 10, 64); err != nil {
+		return business.Errorf(business.EINVALID, "must be a string of digits such as \"123456\"")
+	}
+	*c = Code(b)
 	return nil
 }

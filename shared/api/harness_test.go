@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
@@ -30,13 +31,16 @@ type env struct {
 	calls atomic.Int64
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvTTL(t, 0) }
+
+// newEnvTTL is newEnv with an API key cache of keyTTL.
+func newEnvTTL(t *testing.T, keyTTL time.Duration) *env {
 	t.Helper()
 	e := &env{t: t}
 	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls))
 	e.store = st
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	e.srv = httptest.NewServer(api.NewServer(st, log, 0).Handler(api.Routes))
+	e.srv = httptest.NewServer(api.NewServer(st, log, keyTTL).Handler(api.Routes))
 	t.Cleanup(e.srv.Close)
 	e.acct, e.key = e.newAccount("Kofi Stores", "KOFI01")
 	return e

@@ -26,6 +26,11 @@ type Route struct {
 var Routes = []Route{
 	{"authenticate", http.MethodGet, "/api/v1/user/authenticate", authSales, getAuthenticate},
 
+	{"list-sales", http.MethodGet, "/api/v1/sales", authSales, listSales},
+	{"get-sale", http.MethodGet, "/api/v1/sales/{invoice_code}", authSales, getSale},
+	{"add-sale", http.MethodPost, "/api/v1/sales/add", authSales, addSale},
+	{"edit-sale", http.MethodPut, "/api/v1/sales/edit/{invoice_code}", authSales, editSale},
+
 	{"list-customers", http.MethodGet, "/api/v1/customers", authOther, listCustomers},
 	{"get-customer", http.MethodGet, "/api/v1/customers/{id}", authOther, getCustomer},
 	{"add-customer", http.MethodPost, "/api/v1/customers/add", authOther, addCustomer},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"bizdata/shared/business"
@@ -168,21 +167,8 @@ func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
 	return res, nil
 }
 
-// updateSpec describes a version-guarded read-modify-write of one record.
-type updateSpec struct {
-	// build returns the transaction's actions given the record's current
-	// items, and the response body. The actions must include a Put guarded by
-	// versionGuard, so a concurrent writer makes this attempt start over.
-	build func(now time.Time) ([]txItem, []byte, error)
-}
-
 // versionGuard is the condition of a read-modify-write Put.
 func versionGuard(put *types.Put, version int64) {
 	put.ConditionExpression = aws.String("version = :v")
 	put.ExpressionAttributeValues = item{":v": nInt(version)}
-}
-
-func parseInt(v string) int64 {
-	i, _ := strconv.ParseInt(v, 10, 64)
-	return i
 }

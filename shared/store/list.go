@@ -27,7 +27,7 @@ type Page[T any] struct {
 // Range bounds a list on its index's sort key; empty bounds are open.
 type Range struct {
 	From string // inclusive lower bound
-	To   string // exclusive upper bound
+	To   string // inclusive upper bound
 }
 
 // query is one list request on one partition of an index.

@@ -183,11 +183,6 @@ func getInt(it item, k string) int64 {
 	return i
 }
 
-func getBool(it item, k string) bool {
-	v, ok := it[k].(*types.AttributeValueMemberBOOL)
-	return ok && v.Value
-}
-
 func key(pk, sk string) item { return item{"PK": str(pk), "SK": str(sk)} }
 
 // TimeFormat is the wire and storage format of datetimes (UTC).

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"bizdata/shared/business"
+	"bizdata/shared/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+func TestAdmin(t *testing.T) {
+	st, cfg := testdb.NewStore(t)
+	t.Setenv("DYNAMODB_ENDPOINT", cfg.Endpoint)
+	t.Setenv("TABLE_NAME", cfg.TableName)
+	ctx := context.Background()
+
+	var out bytes.Buffer
+	if err := run(ctx, strings.Fields("account create --name Shop --business-code SHOP1 --currency ghs --json"), &out); err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		AccountID string `json:"account_id"`
+		APIKey    string `json:"api_key"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil || created.APIKey == "" {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	a, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(created.APIKey))
+	if err != nil || a.ID != created.AccountID || a.Currency != "GHS" || a.InvoicePrefix != "INV" {
+		t.Fatalf("account %+v, %v", a, err)
+	}
+
+	out.Reset()
+	if err := run(ctx, []string{"key", "rotate", "--account", created.AccountID, "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rotated map[string]string
+	_ = json.Unmarshal(out.Bytes(), &rotated)
+	if _, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(created.APIKey)); business.ErrorCode(err) != business.EUNAUTHORIZED {
+		t.Fatalf("old key still valid: %v", err)
+	}
+	if _, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(rotated["api_key"])); err != nil {
+		t.Fatalf("new key: %v", err)
+	}
+
+	out.Reset()
+	if err := run(ctx, []string{"webhook", "set", "--account", created.AccountID, "--url", "https://example.com/hook", "--secret", "s3cret-value"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	_, w, err := st.FindAccount(ctx, created.AccountID)
+	if err != nil || w.CallbackURL != "https://example.com/hook" || w.CallbackSecret != "s3cret-value" {
+		t.Fatalf("webhook %+v %v", w, err)
+	}
+
+	bad := []struct {
+		args string
+		has  string
+	}{
+		{"account create --name Shop --business-code SHOP1 --currency GHANA", "currency"},
+		{"account create --name Shop --currency GHS", "business_code"},
+		{"account create --nope", "flag provided but not defined"},
+		{"key rotate", "--account is required"},
+		{"key rotate --account acct_missing", "not found"},
+		{"webhook set --account " + created.AccountID + " --url ftp://x", "url"},
+		{"webhook set --account " + created.AccountID + " --url https://x.example --secret has space", "unexpected arguments"},
+		{"frobnicate now", "unknown command"},
+	}
+	for _, b := range bad {
+		err := run(ctx, strings.Fields(b.args), &out)
+		if err == nil || !strings.Contains(err.Error(), b.has) {
+			t.Errorf("%q: error %v, want one mentioning %q", b.args, err, b.has)
+		}
+	}
+	err = run(ctx, []string{"webhook", "set", "--account", created.AccountID, "--url", "https://x.example", "--secret", "has space"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "must not contain spaces") {
+		t.Errorf("secret with a space: %v", err)
+	}
+	if err := run(ctx, nil, &out); !errors.Is(err, errUsage) {
+		t.Errorf("no args: %v", err)
+	}
+}

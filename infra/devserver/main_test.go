@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bizdata/shared/app"
+	"bizdata/shared/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// start runs the devserver on a free port over a fresh table and returns its
+// base URL; it stops when the test ends.
+func start(t *testing.T, cfg app.Config, dataDir string) (string, func()) {
+	t.Helper()
+	t.Setenv("DYNAMODB_ENDPOINT", cfg.Endpoint)
+	t.Setenv("TABLE_NAME", cfg.TableName)
+	t.Setenv("DATA_DIR", dataDir)
+	t.Setenv("PORT", "0")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, io.Discard, ready) }()
+	select {
+	case addr := <-ready:
+		return "http://" + addr, func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("devserver: %v", err)
+			}
+		}
+	case err := <-done:
+		t.Fatalf("devserver did not start: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("devserver did not start in 60s")
+	}
+	return "", nil
+}
+
+func call(t *testing.T, method, url, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("not JSON: %s", raw)
+	}
+	return res.StatusCode, out
+}
+
+func TestDevserver(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testdb.Config(t)
+	base, stop := start(t, cfg, dir)
+	b, err := os.ReadFile(filepath.Join(dir, "demo-account.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var demo demoAccount
+	if err := json.Unmarshal(b, &demo); err != nil || demo.APIKey == "" {
+		t.Fatalf("demo account file: %s", b)
+	}
+	code, body := call(t, "GET", base+"/api/v1/user/authenticate", demo.APIKey, "")
+	if code != 200 || body["message"] != "Authenticated" {
+		t.Fatalf("%d %v", code, body)
+	}
+	code, body = call(t, "POST", base+"/api/v1/customers/add", demo.APIKey, `{"name":"Esi"}`)
+	if code != 200 {
+		t.Fatalf("%d %v", code, body)
+	}
+	code, body = call(t, "GET", base+"/api/v1/customers?created_at=2020-01-01%2000:00:00", demo.APIKey, "")
+	if code != 200 || body["message"] != "Customers found: 1" {
+		t.Fatalf("%d %v", code, body)
+	}
+	code, body = call(t, "GET", base+"/api/v1/unknown", demo.APIKey, "")
+	if code != 404 || body["error"] != "Route not found" {
+		t.Fatalf("%d %v", code, body)
+	}
+	stop()
+
+	// A second start keeps the same demo account and key.
+	base, stop = start(t, cfg, dir)
+	defer stop()
+	b2, _ := os.ReadFile(filepath.Join(dir, "demo-account.json"))
+	if !bytes.Equal(b, b2) {
+		t.Fatalf("demo account changed across restarts:\n%s\n%s", b, b2)
+	}
+	if code, _ := call(t, "GET", base+"/api/v1/customers/1", demo.APIKey, ""); code != 200 {
+		t.Fatalf("after restart: %d", code)
+	}
+}

@@ -1,0 +1,366 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+	"bizdata/shared/store"
+)
+
+// saleJSON is a sale on the wire, typed as the description types it:
+// invoice_code a number, customer_id a string, money as "10.00" strings.
+type saleJSON struct {
+	ID                  int64         `json:"id"`
+	InvoiceCode         json.Number   `json:"invoice_code"`
+	InvoiceNumber       string        `json:"invoice_number"`
+	CustomerID          string        `json:"customer_id"`
+	SubTotal            money.Amount  `json:"sub_total_amount"`
+	Total               money.Amount  `json:"total_amount"`
+	AmountPaid          money.Amount  `json:"amount_paid"`
+	Discount            *money.Amount `json:"discount"`
+	InvoiceType         string        `json:"invoice_type"`
+	InvoiceColour       *string       `json:"invoice_colour"`
+	InvoiceNote         *string       `json:"invoice_note"`
+	InvoiceTerms        *string       `json:"invoice_terms"`
+	PaymentInternalNote *string       `json:"payment_internal_note"`
+	PaymentDate         *string       `json:"payment_date"`
+	PaymentType         string        `json:"payment_type"`
+	PaymentStatus       string        `json:"payment_status"`
+	IssuedBy            string        `json:"issued_by"`
+	DueDate             string        `json:"due_date"`
+	ReminderDate        *string       `json:"reminder_date"`
+	ReminderMessage     *string       `json:"reminder_message"`
+	CreatedAt           string        `json:"created_at"`
+	UpdatedAt           string        `json:"updated_at"`
+}
+
+type saleLineJSON struct {
+	ID            int            `json:"id"`
+	InvoiceCode   string         `json:"invoice_code"`
+	InvoiceNumber string         `json:"invoice_number"`
+	ItemCode      *string        `json:"item_code"`
+	ItemName      string         `json:"item_name"`
+	Description   string         `json:"description"`
+	UnitPrice     money.Amount   `json:"unit_price"`
+	Quantity      money.Quantity `json:"quantity"`
+	Tax           money.Amount   `json:"tax"`
+	CreatedAt     string         `json:"created_at"`
+	UpdatedAt     string         `json:"updated_at"`
+}
+
+type salePaymentJSON struct {
+	TransactionID       string       `json:"transaction_id"`
+	InvoiceCode         string       `json:"invoice_code"`
+	CustomerName        string       `json:"customer_name"`
+	AmountPaid          money.Amount `json:"amount_paid"`
+	PaymentMethod       string       `json:"payment_method"`
+	InternalPaymentNote *string      `json:"internal_payment_note"`
+	IssuedBy            string       `json:"issued_by"`
+	PaymentAt           string       `json:"payment_at"`
+	CreatedAt           string       `json:"created_at"`
+	UpdatedAt           string       `json:"updated_at"`
+}
+
+// nullable sends an empty text field as null.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toSaleJSON(s business.Sale) saleJSON {
+	return saleJSON{
+		ID: s.ID, InvoiceCode: json.Number(s.InvoiceCode), InvoiceNumber: s.InvoiceNumber,
+		CustomerID: strconv.FormatInt(s.CustomerID, 10), SubTotal: s.SubTotal, Total: s.Total,
+		AmountPaid: s.AmountPaid, Discount: s.Discount, InvoiceType: s.InvoiceType,
+		InvoiceColour: nullable(s.InvoiceColour), InvoiceNote: nullable(s.InvoiceNote),
+		InvoiceTerms: nullable(s.InvoiceTerms), PaymentInternalNote: nullable(s.PaymentInternalNote),
+		PaymentDate: nullable(s.PaymentDate), PaymentType: s.PaymentType, PaymentStatus: s.PaymentStatus,
+		IssuedBy: s.IssuedBy, DueDate: s.DueDate, ReminderDate: nullable(s.ReminderDate),
+		ReminderMessage: nullable(s.ReminderMessage),
+		CreatedAt:       s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
+	}
+}
+
+// saleData is the data of every single-sale response: the sale, its lines
+// and its payments under the description's three keys.
+func saleData(rec store.SaleRecord) map[string]any {
+	s := rec.Sale
+	lines := make([]saleLineJSON, len(s.Lines))
+	for i, l := range s.Lines {
+		lines[i] = saleLineJSON{
+			ID: i + 1, InvoiceCode: s.InvoiceCode, InvoiceNumber: s.InvoiceNumber, ItemCode: nullable(l.ItemCode),
+			ItemName: l.ItemName, Description: l.Description, UnitPrice: l.UnitPrice, Quantity: l.Quantity, Tax: l.Tax,
+			CreatedAt: s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
+		}
+	}
+	pays := make([]salePaymentJSON, len(rec.Payments))
+	for i, p := range rec.Payments {
+		at := p.PaymentAt.Format(business.TimeFormat)
+		pays[i] = salePaymentJSON{
+			TransactionID: p.TransactionID, InvoiceCode: p.InvoiceCode, CustomerName: p.CustomerName,
+			AmountPaid: p.Amount, PaymentMethod: p.Method, InternalPaymentNote: nullable(p.InternalNote),
+			IssuedBy: p.IssuedBy, PaymentAt: at, CreatedAt: at, UpdatedAt: at,
+		}
+	}
+	return map[string]any{"sales": toSaleJSON(s), "sales-item": lines, "sales-payment": pays}
+}
+
+// saleRequest is the body of add and edit.
+type saleRequest struct {
+	InvoiceCode         Opt[Code]              `json:"invoice_code"`
+	InvoiceNumber       Opt[Code]              `json:"invoice_number"`
+	CustomerID          Opt[Int]               `json:"customer_id"`
+	SubTotal            Opt[money.Amount]      `json:"sub_total_amount"`
+	Total               Opt[money.Amount]      `json:"total_amount"`
+	AmountPaid          Opt[money.Amount]      `json:"amount_paid"`
+	Discount            Opt[money.Amount]      `json:"discount"`
+	InvoiceType         Opt[string]            `json:"invoice_type"`
+	InvoiceColour       Opt[string]            `json:"invoice_colour"`
+	InvoiceNote         Opt[string]            `json:"invoice_note"`
+	InvoiceTerms        Opt[string]            `json:"invoice_terms"`
+	PaymentType         Opt[string]            `json:"payment_type"`
+	PaymentInternalNote Opt[string]            `json:"payment_internal_note"`
+	PaymentDate         Opt[string]            `json:"payment_date"`
+	PaymentStatus       Opt[string]            `json:"payment_status"`
+	IssuedBy            Opt[string]            `json:"issued_by"`
+	DueDate             Opt[string]            `json:"due_date"`
+	ReminderDate        Opt[string]            `json:"reminder_date"`
+	ReminderMessage     Opt[string]            `json:"reminder_message"`
+	Items               Opt[[]json.RawMessage] `json:"items"`
+}
+
+type lineRequest struct {
+	ItemCode    Opt[string]         `json:"item_code"`
+	ItemName    Opt[string]         `json:"item_name"`
+	Description Opt[string]         `json:"description"`
+	UnitPrice   Opt[money.Amount]   `json:"unit_price"`
+	Quantity    Opt[money.Quantity] `json:"quantity"`
+	Tax         Opt[money.Amount]   `json:"tax"`
+}
+
+// present reports, for each required field, whether the request has it with a
+// non-null value, recording the missing ones in fe.
+func present(fe business.FieldErrors, fields map[string]bool) {
+	for name, ok := range fields {
+		if !ok {
+			fe.Add(name, "is required")
+		}
+	}
+}
+
+func has[T any](o Opt[T]) bool { return o.Set && !o.Null }
+
+// decodeSale reads a sale request. add selects the add rules (edit requires
+// the description's six edit fields instead).
+func decodeSale(body []byte, add bool) (saleRequest, []business.SaleLine, error) {
+	var req saleRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return req, nil, err
+	}
+	fe := business.FieldErrors{}
+	if add {
+		present(fe, map[string]bool{
+			"customer_id": has(req.CustomerID), "sub_total_amount": has(req.SubTotal), "total_amount": has(req.Total),
+			"amount_paid": has(req.AmountPaid), "invoice_type": has(req.InvoiceType), "payment_type": has(req.PaymentType),
+			"due_date": has(req.DueDate),
+		})
+	} else {
+		present(fe, map[string]bool{
+			"invoice_code": has(req.InvoiceCode), "invoice_number": has(req.InvoiceNumber), "customer_id": has(req.CustomerID),
+			"sub_total_amount": has(req.SubTotal), "total_amount": has(req.Total), "amount_paid": has(req.AmountPaid),
+		})
+		for name, o := range map[string]Opt[string]{"invoice_type": req.InvoiceType, "payment_type": req.PaymentType, "due_date": req.DueDate} {
+			if o.Null {
+				fe.Add(name, "must not be null")
+			}
+		}
+	}
+	var lines []business.SaleLine
+	if req.Items.Set && !req.Items.Null {
+		if len(req.Items.V) > business.MaxSaleLines {
+			fe.Add("items", fmt.Sprintf("must have at most %d lines", business.MaxSaleLines))
+		}
+		for i, raw := range req.Items.V {
+			if i >= business.MaxSaleLines {
+				break
+			}
+			var lr lineRequest
+			p := fmt.Sprintf("items[%d].", i)
+			if err := decodeObject(raw, &lr, p); err != nil {
+				for k, v := range err.(*business.Error).Fields {
+					fe.Add(k, v)
+				}
+				continue
+			}
+			present(fe, map[string]bool{p + "item_name": has(lr.ItemName), p + "unit_price": has(lr.UnitPrice), p + "quantity": has(lr.Quantity)})
+			lines = append(lines, business.SaleLine{
+				ItemCode: strings.TrimSpace(lr.ItemCode.Value("")), ItemName: strings.TrimSpace(lr.ItemName.Value("")),
+				Description: strings.TrimSpace(lr.Description.Value("")), UnitPrice: lr.UnitPrice.Value(money.Zero),
+				Quantity: lr.Quantity.Value(money.Quantity{}), Tax: lr.Tax.Value(money.Zero),
+			})
+		}
+	}
+	return req, lines, fe.Err()
+}
+
+// apply copies the fields the request lists onto s: absent keeps, null clears.
+func (req saleRequest) apply(s *business.Sale, lines []business.SaleLine, prefix string) error {
+	fe := business.FieldErrors{}
+	if has(req.InvoiceNumber) {
+		num, ok := business.NormalizeInvoiceNumber(prefix, string(req.InvoiceNumber.V))
+		if !ok {
+			fe.Add("invoice_number", fmt.Sprintf("must be 6 digits (the first not 0), optionally as %s-123456", prefix))
+		}
+		s.InvoiceNumber = num
+	}
+	if has(req.CustomerID) {
+		s.CustomerID = int64(req.CustomerID.V)
+	}
+	if has(req.SubTotal) {
+		s.SubTotal = req.SubTotal.V
+	}
+	if has(req.Total) {
+		s.Total = req.Total.V
+	}
+	if has(req.AmountPaid) {
+		s.AmountPaid = req.AmountPaid.V
+	}
+	if req.Discount.Set {
+		s.Discount = nil
+		if !req.Discount.Null {
+			d := req.Discount.V
+			s.Discount = &d
+		}
+	}
+	for _, f := range []struct {
+		dst *string
+		o   Opt[string]
+	}{
+		{&s.InvoiceType, req.InvoiceType}, {&s.InvoiceColour, req.InvoiceColour}, {&s.InvoiceNote, req.InvoiceNote},
+		{&s.InvoiceTerms, req.InvoiceTerms}, {&s.PaymentType, req.PaymentType}, {&s.PaymentInternalNote, req.PaymentInternalNote},
+		{&s.PaymentDate, req.PaymentDate}, {&s.IssuedBy, req.IssuedBy}, {&s.DueDate, req.DueDate},
+		{&s.ReminderDate, req.ReminderDate}, {&s.ReminderMessage, req.ReminderMessage},
+	} {
+		setText(f.dst, f.o)
+	}
+	if req.Items.Set {
+		s.Lines = lines
+	}
+	return fe.Err()
+}
+
+func addSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	req, lines, err := decodeSale(body, true)
+	if err != nil {
+		return err
+	}
+	ns := store.NewSale{}
+	sale := &ns.Sale
+	if err := req.apply(sale, lines, acct.InvoicePrefix); err != nil {
+		return err
+	}
+	// Omitted codes are generated; the store draws new ones on a collision.
+	if !has(req.InvoiceCode) {
+		sale.InvoiceCode, ns.CodeGenerated = business.NewInvoiceCode(), true
+	} else {
+		sale.InvoiceCode = string(req.InvoiceCode.V)
+	}
+	if !has(req.InvoiceNumber) {
+		sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(acct.InvoicePrefix, business.NewInvoiceCode())
+		ns.NumberGenerated = true
+	}
+	if err := sale.Validate(strings.TrimSpace(req.PaymentStatus.Value(""))); err != nil {
+		return err
+	}
+	resp, err := s.store.CreateSale(r.Context(), acct.ID, ns, idem, func(rec store.SaleRecord) ([]byte, error) {
+		return successBody(http.StatusOK, "Sale added successfully", saleData(rec))
+	})
+	if err != nil {
+		return err
+	}
+	writeBody(w, http.StatusOK, resp)
+	return nil
+}
+
+func getSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	rec, err := s.store.FindSale(r.Context(), acct.ID, r.PathValue("invoice_code"))
+	if err != nil {
+		return err
+	}
+	setETag(w, rec.Sale.Version)
+	return writeOK(w, "Sale found", saleData(rec))
+}
+
+func editSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	code := r.PathValue("invoice_code")
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, lines, err := decodeSale(body, false)
+	if err != nil {
+		return err
+	}
+	if string(req.InvoiceCode.V) != code {
+		return business.FieldErrors{"invoice_code": fmt.Sprintf("must equal the invoice code in the path (%s); an invoice code cannot be changed", code)}.Err()
+	}
+	ifMatch := r.Header.Get("If-Match")
+	rec, err := s.store.UpdateSale(r.Context(), acct.ID, code, func(cur store.SaleRecord, next *business.Sale) error {
+		if err := checkIfMatch(ifMatch, cur.Sale.Version); err != nil {
+			return err
+		}
+		if err := req.apply(next, lines, acct.InvoicePrefix); err != nil {
+			return err
+		}
+		if err := business.CheckEdit(&cur.Sale, next); err != nil {
+			return err
+		}
+		return next.Validate(strings.TrimSpace(req.PaymentStatus.Value("")))
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, rec.Sale.Version)
+	return writeOK(w, "Sale updated successfully", saleData(rec))
+}
+
+func listSales(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := parseList(r, "invoice_code", "customer_id", "invoice_type", "payment_date", "payment_status", "created_at", "due_date")
+	f := store.SaleFilter{
+		InvoiceCode:   q.str("invoice_code"),
+		CustomerID:    q.id("customer_id"),
+		PaymentDate:   q.date("payment_date"),
+		PaymentStatus: q.oneOf("payment_status", business.StatusPaid, business.StatusPartial, business.StatusDraft),
+		CreatedFrom:   q.lowerBound("created_at"),
+		DueTo:         q.upperBound("due_date"),
+	}
+	if t := q.oneOf("invoice_type", "pos", "invoice", "storefront", "main", "order"); t != "" {
+		f.InvoiceType = business.InvoiceTypeFilter[t]
+	}
+	if f.InvoiceCode != "" && (len(f.InvoiceCode) != 6 || strings.Trim(f.InvoiceCode, "0123456789") != "") {
+		q.fe.Add("invoice_code", "must be 6 digits")
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := s.store.ListSales(r.Context(), acct.ID, f, q.limit, q.cursor)
+	if err != nil {
+		return err
+	}
+	out := make([]saleJSON, len(page.Items))
+	for i, sale := range page.Items {
+		out[i] = toSaleJSON(sale)
+	}
+	return writeOK(w, "Sales found: "+strconv.Itoa(len(out)), pageData("sales", out, page.Next))
+}

@@ -1,0 +1,158 @@
+package app_test
+
+import (
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+
+	"bizdata/shared/api"
+	"bizdata/shared/store"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+)
+
+// logicalID is the template's resource name for a function folder:
+// get-sale -> GetSaleFunction (the Makefile's build-%Function rule inverts it).
+func logicalID(function string) string {
+	var b strings.Builder
+	for _, p := range strings.Split(function, "-") {
+		b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+	}
+	return b.String() + "Function"
+}
+
+type cfnTemplate struct {
+	Resources map[string]struct {
+		Type       string         `yaml:"Type"`
+		Metadata   map[string]any `yaml:"Metadata"`
+		Properties map[string]any `yaml:"Properties"`
+	} `yaml:"Resources"`
+}
+
+func loadTemplate(t *testing.T) cfnTemplate {
+	t.Helper()
+	b, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl cfnTemplate
+	if err := yaml.Unmarshal(b, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+func TestTemplateMatchesRouteTable(t *testing.T) {
+	tpl := loadTemplate(t)
+	var inTemplate, inRoutes []string
+	for id, r := range tpl.Resources {
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		events, _ := r.Properties["Events"].(map[string]any)
+		for _, ev := range events {
+			ev := ev.(map[string]any)
+			if ev["Type"] != "HttpApi" {
+				continue
+			}
+			p := ev["Properties"].(map[string]any)
+			inTemplate = append(inTemplate, id+" "+p["Method"].(string)+" "+p["Path"].(string))
+			if r.Metadata["BuildMethod"] != "makefile" {
+				t.Errorf("%s: BuildMethod %v, want makefile", id, r.Metadata["BuildMethod"])
+			}
+		}
+	}
+	for _, rt := range api.Routes {
+		inRoutes = append(inRoutes, logicalID(rt.Function)+" "+rt.Method+" "+rt.Path)
+		src, err := os.ReadFile("../../functions/" + rt.Function + "/main.go")
+		if err != nil {
+			t.Errorf("route %s: %v", rt.Function, err)
+		} else if !strings.Contains(string(src), `app.RunFunction("`+rt.Function+`")`) {
+			t.Errorf("functions/%s/main.go does not serve %q", rt.Function, rt.Function)
+		}
+	}
+	sort.Strings(inTemplate)
+	sort.Strings(inRoutes)
+	if d := cmp.Diff(inRoutes, inTemplate); d != "" {
+		t.Errorf("template.yaml and the route table differ (-routes +template):\n%s", d)
+	}
+}
+
+func TestTemplateTableMatchesGo(t *testing.T) {
+	tpl := loadTemplate(t)
+	tbl := tpl.Resources["Table"].Properties
+	def := store.TableDefinition("x")
+
+	type kv = map[string]string
+	var wantAttrs, gotAttrs []kv
+	for _, a := range def.AttributeDefinitions {
+		wantAttrs = append(wantAttrs, kv{"AttributeName": *a.AttributeName, "AttributeType": string(a.AttributeType)})
+	}
+	for _, a := range tbl["AttributeDefinitions"].([]any) {
+		a := a.(map[string]any)
+		gotAttrs = append(gotAttrs, kv{"AttributeName": a["AttributeName"].(string), "AttributeType": a["AttributeType"].(string)})
+	}
+	if d := cmp.Diff(wantAttrs, gotAttrs); d != "" {
+		t.Errorf("attribute definitions (-go +template):\n%s", d)
+	}
+	keys := func(v any) []string {
+		var out []string
+		for _, k := range v.([]any) {
+			k := k.(map[string]any)
+			out = append(out, k["AttributeName"].(string)+" "+k["KeyType"].(string))
+		}
+		return out
+	}
+	var wantKeys []string
+	for _, k := range def.KeySchema {
+		wantKeys = append(wantKeys, *k.AttributeName+" "+string(k.KeyType))
+	}
+	if d := cmp.Diff(wantKeys, keys(tbl["KeySchema"])); d != "" {
+		t.Errorf("key schema (-go +template):\n%s", d)
+	}
+	want := map[string][]string{}
+	for _, g := range def.GlobalSecondaryIndexes {
+		var ks []string
+		for _, k := range g.KeySchema {
+			ks = append(ks, *k.AttributeName+" "+string(k.KeyType))
+		}
+		want[aws.ToString(g.IndexName)] = append(ks, string(g.Projection.ProjectionType))
+	}
+	got := map[string][]string{}
+	for _, g := range tbl["GlobalSecondaryIndexes"].([]any) {
+		g := g.(map[string]any)
+		got[g["IndexName"].(string)] = append(keys(g["KeySchema"]), g["Projection"].(map[string]any)["ProjectionType"].(string))
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("indexes (-go +template):\n%s", d)
+	}
+	stream := tbl["StreamSpecification"].(map[string]any)["StreamViewType"]
+	if stream != string(def.StreamSpecification.StreamViewType) {
+		t.Errorf("stream view %v, want %s", stream, def.StreamSpecification.StreamViewType)
+	}
+	ttl := tbl["TimeToLiveSpecification"].(map[string]any)
+	if ttl["AttributeName"] != store.TTLAttribute || ttl["Enabled"] != true {
+		t.Errorf("ttl %v, want %s enabled", ttl, store.TTLAttribute)
+	}
+	if tbl["BillingMode"] != string(def.BillingMode) {
+		t.Errorf("billing %v, want %s", tbl["BillingMode"], def.BillingMode)
+	}
+}
+
+// TestMakefileBuildsEveryFunction checks that SAM's `make build-<LogicalId>`
+// builds the function's own folder.
+func TestMakefileBuildsEveryFunction(t *testing.T) {
+	for _, rt := range api.Routes {
+		out, err := exec.Command("make", "-s", "-n", "-C", "../..", "build-"+logicalID(rt.Function), "ARTIFACTS_DIR=/tmp/x").CombinedOutput()
+		if err != nil {
+			t.Fatalf("make build-%s: %v\n%s", logicalID(rt.Function), err, out)
+		}
+		if !strings.Contains(string(out), "./functions/"+rt.Function+"\n") || !strings.Contains(string(out), "/tmp/x/bootstrap") {
+			t.Errorf("make build-%s does not build ./functions/%s:\n%s", logicalID(rt.Function), rt.Function, out)
+		}
+	}
+}

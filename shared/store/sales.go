@@ -1,0 +1,450 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// SaleRecord is a sale with its payments, oldest first: everything a sale's
+// response shows, read with one Query.
+type SaleRecord struct {
+	Sale     business.Sale
+	Payments []business.Payment
+}
+
+func salePK(account, code string) string { return acctPK(account) + "#SALE#" + code }
+
+func invoiceNumberGuard(account, number string) item {
+	return key(acctPK(account)+"#UNIQUE#invoice_number#"+number, "UNIQUE")
+}
+
+func saleKeyed(account string, sale business.Sale, it item) {
+	created := fmtTime(sale.CreatedAt) + "#" + pad(sale.ID)
+	base := acctPK(account) + "#SALE"
+	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
+	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#CUSTOMER#"+strconv.FormatInt(sale.CustomerID, 10)), str(created)
+	it[IndexType+"PK"], it[IndexType+"SK"] = str(base+"#TYPE#"+sale.InvoiceType), str(created)
+	it[IndexStatus+"PK"], it[IndexStatus+"SK"] = str(base+"#STATUS#"+sale.PaymentStatus), str(created)
+	if sale.PaymentDate != "" {
+		it[IndexPaymentDate+"PK"], it[IndexPaymentDate+"SK"] = str(base+"#PAYDATE#"+sale.PaymentDate), str(created)
+	}
+	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(sale.DueDate+"#"+pad(sale.ID))
+}
+
+func saleItem(account string, sale business.Sale) item {
+	it := key(salePK(account, sale.InvoiceCode), "SALE")
+	it["type"] = str("sale")
+	it["id"] = nInt(sale.ID)
+	it["invoice_code"] = str(sale.InvoiceCode)
+	it["invoice_number"] = str(sale.InvoiceNumber)
+	it["customer_id"] = nInt(sale.CustomerID)
+	setS(it, "customer_name", sale.CustomerName)
+	it["sub_total_amount"] = n(sale.SubTotal.String())
+	it["total_amount"] = n(sale.Total.String())
+	it["amount_paid"] = n(sale.AmountPaid.String())
+	if sale.Discount != nil {
+		it["discount"] = n(sale.Discount.String())
+	}
+	it["invoice_type"] = str(sale.InvoiceType)
+	setS(it, "invoice_colour", sale.InvoiceColour)
+	setS(it, "invoice_note", sale.InvoiceNote)
+	setS(it, "invoice_terms", sale.InvoiceTerms)
+	setS(it, "payment_internal_note", sale.PaymentInternalNote)
+	setS(it, "payment_date", sale.PaymentDate)
+	it["payment_type"] = str(sale.PaymentType)
+	it["payment_status"] = str(sale.PaymentStatus)
+	setS(it, "issued_by", sale.IssuedBy)
+	it["due_date"] = str(sale.DueDate)
+	setS(it, "reminder_date", sale.ReminderDate)
+	setS(it, "reminder_message", sale.ReminderMessage)
+	it["created_at"] = str(fmtTime(sale.CreatedAt))
+	it["updated_at"] = str(fmtTime(sale.UpdatedAt))
+	it["version"] = nInt(sale.Version)
+	it["payments"] = nInt(int64(sale.Payments))
+	lines := make([]types.AttributeValue, len(sale.Lines))
+	for i, l := range sale.Lines {
+		m := item{
+			"item_name": str(l.ItemName),
+			"unit_price": n(l.UnitPrice.String()),
+			"quantity":   n(l.Quantity.String()),
+			"tax":        n(l.Tax.String()),
+		}
+		setS(m, "item_code", l.ItemCode)
+		setS(m, "description", l.Description)
+		lines[i] = &types.AttributeValueMemberM{Value: m}
+	}
+	it["lines"] = &types.AttributeValueMemberL{Value: lines}
+	saleKeyed(account, sale, it)
+	return it
+}
+
+// amountAt reads a stored amount; stored values were valid when written.
+func amountAt(it item, k string) money.Amount {
+	a, err := money.ParseAmount(getN(it, k))
+	if err != nil {
+		return money.Zero
+	}
+	return a
+}
+
+func saleFrom(it item) business.Sale {
+	sale := business.Sale{
+		ID:                  getInt(it, "id"),
+		InvoiceCode:         getS(it, "invoice_code"),
+		InvoiceNumber:       getS(it, "invoice_number"),
+		CustomerID:          getInt(it, "customer_id"),
+		CustomerName:        getS(it, "customer_name"),
+		SubTotal:            amountAt(it, "sub_total_amount"),
+		Total:               amountAt(it, "total_amount"),
+		AmountPaid:          amountAt(it, "amount_paid"),
+		InvoiceType:         getS(it, "invoice_type"),
+		InvoiceColour:       getS(it, "invoice_colour"),
+		InvoiceNote:         getS(it, "invoice_note"),
+		InvoiceTerms:        getS(it, "invoice_terms"),
+		PaymentInternalNote: getS(it, "payment_internal_note"),
+		PaymentDate:         getS(it, "payment_date"),
+		PaymentType:         getS(it, "payment_type"),
+		PaymentStatus:       getS(it, "payment_status"),
+		IssuedBy:            getS(it, "issued_by"),
+		DueDate:             getS(it, "due_date"),
+		ReminderDate:        getS(it, "reminder_date"),
+		ReminderMessage:     getS(it, "reminder_message"),
+		CreatedAt:           getTime(it, "created_at"),
+		UpdatedAt:           getTime(it, "updated_at"),
+		Version:             getInt(it, "version"),
+		Payments:            int(getInt(it, "payments")),
+	}
+	if _, ok := it["discount"]; ok {
+		d := amountAt(it, "discount")
+		sale.Discount = &d
+	}
+	if l, ok := it["lines"].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			m, _ := v.(*types.AttributeValueMemberM)
+			if m == nil {
+				continue
+			}
+			q, _ := money.ParseQuantity(getN(m.Value, "quantity"))
+			sale.Lines = append(sale.Lines, business.SaleLine{
+				ItemCode:    getS(m.Value, "item_code"),
+				ItemName:    getS(m.Value, "item_name"),
+				Description: getS(m.Value, "description"),
+				UnitPrice:   amountAt(m.Value, "unit_price"),
+				Quantity:    q,
+				Tax:         amountAt(m.Value, "tax"),
+			})
+		}
+	}
+	return sale
+}
+
+func paymentItem(account string, p business.Payment) item {
+	it := key(salePK(account, p.InvoiceCode), fmt.Sprintf("PAY#%04d", p.Seq))
+	it["type"] = str("payment")
+	it["account_id"] = str(account)
+	it["seq"] = nInt(int64(p.Seq))
+	it["transaction_id"] = str(p.TransactionID)
+	it["invoice_code"] = str(p.InvoiceCode)
+	it["invoice_number"] = str(p.InvoiceNumber)
+	setS(it, "customer_name", p.CustomerName)
+	it["amount_paid"] = n(p.Amount.String())
+	it["payment_method"] = str(p.Method)
+	setS(it, "internal_payment_note", p.InternalNote)
+	setS(it, "issued_by", p.IssuedBy)
+	it["payment_status"] = str(p.PaymentStatus)
+	it["payment_at"] = str(fmtTime(p.PaymentAt))
+	return it
+}
+
+// PaymentFrom reads a payment item, as stored or as a stream image carries it.
+func PaymentFrom(it map[string]types.AttributeValue) business.Payment {
+	return business.Payment{
+		Seq:           int(getInt(it, "seq")),
+		TransactionID: getS(it, "transaction_id"),
+		InvoiceCode:   getS(it, "invoice_code"),
+		InvoiceNumber: getS(it, "invoice_number"),
+		CustomerName:  getS(it, "customer_name"),
+		Amount:        amountAt(it, "amount_paid"),
+		Method:        getS(it, "payment_method"),
+		InternalNote:  getS(it, "internal_payment_note"),
+		IssuedBy:      getS(it, "issued_by"),
+		PaymentStatus: getS(it, "payment_status"),
+		PaymentAt:     getTime(it, "payment_at"),
+	}
+}
+
+// newPayment returns the payment record for an increase of a sale's amount
+// paid from before to sale.AmountPaid, or nil when it did not increase.
+func newPayment(sale business.Sale, before money.Amount, now time.Time) *business.Payment {
+	if sale.AmountPaid.Cmp(before) <= 0 {
+		return nil
+	}
+	return &business.Payment{
+		Seq:           sale.Payments,
+		TransactionID: business.NewTransactionID(),
+		InvoiceCode:   sale.InvoiceCode,
+		InvoiceNumber: sale.InvoiceNumber,
+		CustomerName:  sale.CustomerName,
+		Amount:        sale.AmountPaid.Sub(before),
+		Method:        sale.PaymentType,
+		InternalNote:  sale.PaymentInternalNote,
+		IssuedBy:      sale.IssuedBy,
+		PaymentStatus: sale.PaymentStatus,
+		PaymentAt:     now,
+	}
+}
+
+// NewSale is a sale to create, validated, with flags saying which of its
+// unique values were generated (a collision on those picks another value; on
+// a client's value it is ECONFLICT).
+type NewSale struct {
+	Sale            business.Sale
+	CodeGenerated   bool
+	NumberGenerated bool
+}
+
+// CreateSale stores a new sale, its invoice number's uniqueness guard and,
+// when amount_paid is above 0, its first payment, in one transaction. The
+// customer must exist (EINVALID otherwise). Returns ECONFLICT when the
+// invoice code or number is taken, and the response render produced.
+func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem *Idempotency, render Render[SaleRecord]) ([]byte, error) {
+	sale := ns.Sale
+	return s.create(ctx, createSpec{
+		account: account, kind: "sale", idem: idem,
+		reads: []item{customerKey(account, sale.CustomerID)},
+		build: func(id int64, now time.Time, reads []item) ([]txItem, []byte, error) {
+			if reads[0] == nil {
+				return nil, nil, business.FieldErrors{"customer_id": fmt.Sprintf("no customer with id %d in this account", sale.CustomerID)}.Err()
+			}
+			sale.CustomerName = getS(reads[0], "name")
+			sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version = id, now, now, 1
+			if ns.CodeGenerated {
+				sale.InvoiceCode = business.NewInvoiceCode()
+			}
+			if ns.NumberGenerated {
+				prefix, _, _ := strings.Cut(sale.InvoiceNumber, "-")
+				sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
+			}
+			if !sale.AmountPaid.IsZero() && sale.PaymentDate == "" {
+				sale.PaymentDate = now.Format(business.DateFormat)
+			}
+			rec := SaleRecord{}
+			if p := newPayment(sale, money.Zero, now); p != nil {
+				sale.Payments = 1
+				p.Seq = 1
+				rec.Payments = []business.Payment{*p}
+			}
+			rec.Sale = sale
+			body, err := render(rec)
+			if err != nil {
+				return nil, nil, err
+			}
+			codeTaken := error(business.FieldErrors{"invoice_code": fmt.Sprintf("%s is already used by another sale", sale.InvoiceCode)}.Err())
+			if ns.CodeGenerated {
+				codeTaken = errRetry
+			}
+			numberTaken := error(&business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("invoice_number %s is already used by another sale", sale.InvoiceNumber),
+				Fields: map[string]string{"invoice_number": "is already used"}})
+			if ns.NumberGenerated {
+				numberTaken = errRetry
+			}
+			guard := invoiceNumberGuard(account, sale.InvoiceNumber)
+			guard["type"], guard["invoice_code"] = str("unique"), str(sale.InvoiceCode)
+			actions := []txItem{
+				{action: put(s.table, saleItem(account, sale), "attribute_not_exists(PK)"), onFail: conflict(codeTaken)},
+				{action: put(s.table, guard, "attribute_not_exists(PK)"), onFail: numberTaken},
+			}
+			for _, p := range rec.Payments {
+				actions = append(actions, txItem{action: put(s.table, paymentItem(account, p), "attribute_not_exists(PK)"), onFail: errRetry})
+			}
+			return actions, body, nil
+		},
+	})
+}
+
+// conflict turns a field error into an ECONFLICT (a duplicate is a 409),
+// leaving errRetry alone.
+func conflict(err error) error {
+	if e, ok := err.(*business.Error); ok {
+		return &business.Error{Code: business.ECONFLICT, Message: e.Message, Fields: e.Fields}
+	}
+	return err
+}
+
+// FindSale returns a sale and its payments with one Query. Returns ENOTFOUND
+// when the account has no sale with that invoice code.
+func (s *Store) FindSale(ctx context.Context, account, code string) (SaleRecord, error) {
+	return s.findSale(ctx, account, code, false)
+}
+
+func (s *Store) findSale(ctx context.Context, account, code string, consistent bool) (SaleRecord, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: item{":pk": str(salePK(account, code))},
+		ConsistentRead:            aws.Bool(consistent),
+	})
+	if err != nil {
+		return SaleRecord{}, fmt.Errorf("query sale: %w", err)
+	}
+	var rec SaleRecord
+	found := false
+	for _, it := range out.Items {
+		switch getS(it, "type") {
+		case "sale":
+			rec.Sale, found = saleFrom(it), true
+		case "payment":
+			rec.Payments = append(rec.Payments, PaymentFrom(it))
+		}
+	}
+	if !found {
+		return SaleRecord{}, business.Errorf(business.ENOTFOUND, "Sale not found")
+	}
+	return rec, nil
+}
+
+// UpdateSale applies edit to the current sale and stores the result with, for
+// an increase of amount_paid, one payment record for the difference, in one
+// transaction. When another writer changed the sale in between it starts
+// over, so concurrent edits never lose one another's effect and the payments
+// always add up to amount_paid. edit gets the current record and a copy of
+// the sale to change; it returns EINVALID or EPRECONDITION to stop. Returns
+// ENOTFOUND for a missing sale and ECONFLICT for a taken invoice number.
+func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(cur SaleRecord, next *business.Sale) error) (SaleRecord, error) {
+	var rec SaleRecord
+	err := retrying(ctx, func() error {
+		cur, err := s.findSale(ctx, account, code, true)
+		if err != nil {
+			return err
+		}
+		next := cur.Sale
+		if err := edit(cur, &next); err != nil {
+			return err
+		}
+		if next.CustomerID != cur.Sale.CustomerID {
+			c, err := s.FindCustomer(ctx, account, next.CustomerID)
+			if business.ErrorCode(err) == business.ENOTFOUND {
+				return business.FieldErrors{"customer_id": fmt.Sprintf("no customer with id %d in this account", next.CustomerID)}.Err()
+			} else if err != nil {
+				return err
+			}
+			next.CustomerName = c.Name
+		}
+		now := s.now().Truncate(time.Second)
+		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
+		if !next.AmountPaid.IsZero() && next.PaymentDate == "" {
+			next.PaymentDate = now.Format(business.DateFormat)
+		}
+		rec = SaleRecord{Payments: cur.Payments}
+		var actions []txItem
+		if next.AmountPaid.Cmp(cur.Sale.AmountPaid) > 0 {
+			next.Payments = cur.Sale.Payments + 1
+			p := newPayment(next, cur.Sale.AmountPaid, now)
+			rec.Payments = append(rec.Payments, *p)
+			actions = append(actions, txItem{action: put(s.table, paymentItem(account, *p), "attribute_not_exists(PK)"), onFail: errRetry})
+		}
+		p := &types.Put{TableName: aws.String(s.table), Item: saleItem(account, next)}
+		versionGuard(p, cur.Sale.Version)
+		actions = append(actions, txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry})
+		if next.InvoiceNumber != cur.Sale.InvoiceNumber {
+			guard := invoiceNumberGuard(account, next.InvoiceNumber)
+			guard["type"], guard["invoice_code"] = str("unique"), str(next.InvoiceCode)
+			actions = append(actions,
+				txItem{action: put(s.table, guard, "attribute_not_exists(PK)"), onFail: &business.Error{Code: business.ECONFLICT,
+					Message: fmt.Sprintf("invoice_number %s is already used by another sale", next.InvoiceNumber), Fields: map[string]string{"invoice_number": "is already used"}}},
+				txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: invoiceNumberGuard(account, cur.Sale.InvoiceNumber)}}})
+		}
+		rec.Sale = next
+		return s.transact(ctx, actions)
+	})
+	return rec, err
+}
+
+// SaleFilter holds the list filters of GET /sales; zero values are unset.
+type SaleFilter struct {
+	InvoiceCode   string
+	CustomerID    int64
+	InvoiceType   string // stored vocabulary: main, pos, order
+	PaymentDate   string
+	PaymentStatus string
+	CreatedFrom   string // inclusive lower bound on created_at
+	DueTo         string // inclusive upper bound on due_date ("~"-terminated)
+}
+
+// ListSales returns a page of sales. The most selective filter picks the
+// index the Query runs on, and its key condition carries the created_at
+// bound too, so a single filter reads only what it returns; further filters
+// are applied by DynamoDB as a filter expression. Newest first, except when
+// due_date is the only range filter: then by due date, latest first.
+func (s *Store) ListSales(ctx context.Context, account string, f SaleFilter, limit int, cursor string) (Page[business.Sale], error) {
+	base := acctPK(account) + "#SALE"
+	q := query{limit: limit, cursor: cursor, names: map[string]string{}, values: item{}}
+	var conds []string
+	cond := func(expr, name string, v types.AttributeValue) {
+		q.names["#"+name] = name
+		q.values[":"+name] = v
+		conds = append(conds, fmt.Sprintf(expr, "#"+name, ":"+name))
+	}
+	created := Range{From: f.CreatedFrom}
+	switch {
+	case f.InvoiceCode != "":
+		q.pk, q.rng = salePK(account, f.InvoiceCode), Range{From: "SALE", To: "SALE"}
+		f.InvoiceCode = ""
+	case f.CustomerID != 0:
+		q.index, q.pk, q.rng = IndexPrimaryFilter, base+"#CUSTOMER#"+strconv.FormatInt(f.CustomerID, 10), created
+		f.CustomerID, f.CreatedFrom = 0, ""
+	case f.PaymentStatus != "":
+		q.index, q.pk, q.rng = IndexStatus, base+"#STATUS#"+f.PaymentStatus, created
+		f.PaymentStatus, f.CreatedFrom = "", ""
+	case f.InvoiceType != "":
+		q.index, q.pk, q.rng = IndexType, base+"#TYPE#"+f.InvoiceType, created
+		f.InvoiceType, f.CreatedFrom = "", ""
+	case f.PaymentDate != "":
+		q.index, q.pk, q.rng = IndexPaymentDate, base+"#PAYDATE#"+f.PaymentDate, created
+		f.PaymentDate, f.CreatedFrom = "", ""
+	case f.DueTo != "" && f.CreatedFrom == "":
+		q.index, q.pk, q.rng = IndexUpperBound, base, Range{To: f.DueTo}
+		f.DueTo = ""
+	default:
+		q.index, q.pk, q.rng = IndexCreated, base, created
+		f.CreatedFrom = ""
+	}
+	if f.CustomerID != 0 {
+		cond("%s = %s", "customer_id", nInt(f.CustomerID))
+	}
+	if f.PaymentStatus != "" {
+		cond("%s = %s", "payment_status", str(f.PaymentStatus))
+	}
+	if f.InvoiceType != "" {
+		cond("%s = %s", "invoice_type", str(f.InvoiceType))
+	}
+	if f.PaymentDate != "" {
+		cond("%s = %s", "payment_date", str(f.PaymentDate))
+	}
+	if f.CreatedFrom != "" {
+		cond("%s >= %s", "created_at", str(f.CreatedFrom))
+	}
+	if f.DueTo != "" {
+		cond("%s <= %s", "due_date", str(f.DueTo))
+	}
+	q.filter = strings.Join(conds, " AND ")
+	items, next, scanned, err := s.run(ctx, q)
+	if err != nil {
+		return Page[business.Sale]{}, err
+	}
+	p := Page[business.Sale]{Next: next, Scanned: scanned, Items: make([]business.Sale, len(items))}
+	for i, it := range items {
+		p.Items[i] = saleFrom(it)
+	}
+	return p, nil
+}
