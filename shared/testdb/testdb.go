@@ -78,6 +78,7 @@ func start() (string, error) {
 	proc = exec.Command("java", "-Djava.library.path="+filepath.Join(lib, "DynamoDBLocal_lib"),
 		"-jar", filepath.Join(lib, "DynamoDBLocal.jar"), "-inMemory", "-sharedDb", "-port", fmt.Sprint(port))
 	proc.Dir = lib
+	dieWithParent(proc)
 	if err := proc.Start(); err != nil {
 		return "", fmt.Errorf("start java: %w", err)
 	}
