@@ -31,6 +31,20 @@ var Routes = []Route{
 	{"add-sale", http.MethodPost, "/api/v1/sales/add", authSales, addSale},
 	{"edit-sale", http.MethodPut, "/api/v1/sales/edit/{invoice_code}", authSales, editSale},
 
+	{"list-expenses", http.MethodGet, "/api/v1/expenses", authOther, listExpenses},
+	{"get-expense", http.MethodGet, "/api/v1/expenses/{id}", authOther, getExpense},
+	{"add-expense", http.MethodPost, "/api/v1/expenses/add", authOther, addExpense},
+	{"edit-expense", http.MethodPut, "/api/v1/expenses/{id}", authOther, editExpense},
+
+	{"list-items", http.MethodGet, "/api/v1/inventory/items", authOther, listItems},
+	{"get-item", http.MethodGet, "/api/v1/inventory/items/{item_code}", authOther, getItem},
+	{"add-item", http.MethodPost, "/api/v1/inventory/items/add", authOther, addItem},
+	{"edit-item", http.MethodPut, "/api/v1/inventory/items/{item_code}", authOther, editItem},
+
+	{"list-categories", http.MethodGet, "/api/v1/inventory/categories", authOther, listCategories},
+	{"add-category", http.MethodPost, "/api/v1/inventory/categories/add", authOther, addCategory},
+	{"edit-category", http.MethodPut, "/api/v1/inventory/categories/{id}", authOther, editCategory},
+
 	{"list-customers", http.MethodGet, "/api/v1/customers", authOther, listCustomers},
 	{"get-customer", http.MethodGet, "/api/v1/customers/{id}", authOther, getCustomer},
 	{"add-customer", http.MethodPost, "/api/v1/customers/add", authOther, addCustomer},

@@ -202,3 +202,24 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 	*q = v
 	return nil
 }
+
+// Delta is a signed change of stock: positive takes, negative gives back.
+type Delta struct{ d decimal.Decimal }
+
+// Delta returns q as a change of stock.
+func (q Quantity) Delta() Delta { return Delta{q.d} }
+
+// Add returns d+e.
+func (d Delta) Add(e Delta) Delta { return Delta{d.d.Add(e.d)} }
+
+// Sub returns d-e.
+func (d Delta) Sub(e Delta) Delta { return Delta{d.d.Sub(e.d)} }
+
+// IsZero reports whether d is no change.
+func (d Delta) IsZero() bool { return d.d.IsZero() }
+
+// IsNegative reports whether d gives stock back.
+func (d Delta) IsNegative() bool { return d.d.IsNegative() }
+
+// String formats d as a decimal, "-1.5" for a return of 1.5.
+func (d Delta) String() string { return d.d.String() }

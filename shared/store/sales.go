@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -219,10 +220,19 @@ type NewSale struct {
 // invoice code or number is taken, and the response render produced.
 func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem *Idempotency, render Render[SaleRecord]) ([]byte, error) {
 	sale := ns.Sale
+	moves := business.StockMoves(nil, sale.Lines)
+	codes, keys, err := stockKeys(account, moves)
+	if err != nil {
+		return nil, err
+	}
 	return s.create(ctx, createSpec{
 		account: account, kind: "sale", idem: idem,
-		reads: []item{customerKey(account, sale.CustomerID)},
+		reads: append([]item{customerKey(account, sale.CustomerID)}, keys...),
 		build: func(id int64, now time.Time, reads []item) ([]txItem, []byte, error) {
+			stock, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now)
+			if err != nil {
+				return nil, nil, err
+			}
 			if reads[0] == nil {
 				return nil, nil, business.FieldErrors{"customer_id": fmt.Sprintf("no customer with id %d in this account", sale.CustomerID)}.Err()
 			}
@@ -267,9 +277,39 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			for _, p := range rec.Payments {
 				actions = append(actions, txItem{action: put(s.table, paymentItem(account, p), "attribute_not_exists(PK)"), onFail: errRetry})
 			}
-			return actions, body, nil
+			return append(actions, stock...), body, nil
 		},
 	})
+}
+
+// MaxStockedItemsPerSale bounds the distinct inventory items one sale moves,
+// so that a sale's transaction stays within DynamoDB's 100 actions.
+const MaxStockedItemsPerSale = 90
+
+// stockKeys returns the item codes moves names, in a fixed order, and their
+// keys. Returns EINVALID when there are too many.
+func stockKeys(account string, moves map[string]money.Delta) ([]string, []item, error) {
+	if len(moves) > MaxStockedItemsPerSale {
+		return nil, nil, business.FieldErrors{"items": fmt.Sprintf("may name at most %d distinct inventory items by item_code", MaxStockedItemsPerSale)}.Err()
+	}
+	codes := make([]string, 0, len(moves))
+	for c := range moves {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	keys := make([]item, len(codes))
+	for i, c := range codes {
+		keys[i] = itemKey(account, c)
+	}
+	return codes, keys, nil
+}
+
+func byCode(codes []string, found []item) map[string]item {
+	m := make(map[string]item, len(codes))
+	for i, c := range codes {
+		m[c] = found[i]
+	}
+	return m
 }
 
 // conflict turns a field error into an ECONFLICT (a duplicate is a 409),
@@ -347,6 +387,21 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		}
 		rec = SaleRecord{Payments: cur.Payments}
 		var actions []txItem
+		if moves := business.StockMoves(cur.Sale.Lines, next.Lines); len(moves) > 0 {
+			codes, keys, err := stockKeys(account, moves)
+			if err != nil {
+				return err
+			}
+			found, err := s.batchGet(ctx, keys)
+			if err != nil {
+				return err
+			}
+			stock, err := s.stockActions(account, moves, byCode(codes, found), now)
+			if err != nil {
+				return err
+			}
+			actions = append(actions, stock...)
+		}
 		if next.AmountPaid.Cmp(cur.Sale.AmountPaid) > 0 {
 			next.Payments = cur.Sale.Payments + 1
 			p := newPayment(next, cur.Sale.AmountPaid, now)

@@ -1,0 +1,305 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+	"bizdata/shared/store"
+)
+
+type categoryJSON struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"category_name"`
+	Description string `json:"description"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+}
+
+func toCategoryJSON(c business.Category) categoryJSON {
+	return categoryJSON{ID: c.ID, Name: c.Name, Description: c.Description,
+		CreatedAt: c.CreatedAt.Format(business.TimeFormat), UpdatedAt: c.UpdatedAt.Format(business.TimeFormat)}
+}
+
+type categoryRequest struct {
+	Name        Opt[string] `json:"category_name"`
+	Description Opt[string] `json:"description"`
+}
+
+func (req categoryRequest) apply(c *business.Category) {
+	setText(&c.Name, req.Name)
+	setText(&c.Description, req.Description)
+}
+
+func listCategories(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := parseList(r, "category_name", "created_at", "updated_at")
+	f := store.CategoryFilter{Name: q.str("category_name"), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := s.store.ListCategories(r.Context(), acct.ID, f, q.limit, q.cursor)
+	if err != nil {
+		return err
+	}
+	out := make([]categoryJSON, len(page.Items))
+	for i, c := range page.Items {
+		out[i] = toCategoryJSON(c)
+	}
+	return writeOK(w, "Categories found: "+strconv.Itoa(len(out)), pageData("categories", out, page.Next))
+}
+
+func addCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	var req categoryRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	var c business.Category
+	req.apply(&c)
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	resp, err := s.store.CreateCategory(r.Context(), acct.ID, c, idem, func(c business.Category) ([]byte, error) {
+		return successBody(http.StatusOK, "Category added successfully", map[string]any{"categories": toCategoryJSON(c)})
+	})
+	if err != nil {
+		return err
+	}
+	writeBody(w, http.StatusOK, resp)
+	return nil
+}
+
+func editCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathID(r, "Category not found")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req categoryRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	ifMatch := r.Header.Get("If-Match")
+	c, err := s.store.UpdateCategory(r.Context(), acct.ID, id, func(c *business.Category) error {
+		if err := checkIfMatch(ifMatch, c.Version); err != nil {
+			return err
+		}
+		req.apply(c)
+		return c.Validate()
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, c.Version)
+	return writeOK(w, "Category updated successfully", map[string]any{"categories": toCategoryJSON(c)})
+}
+
+// itemJSON is an item on the wire: prices are JSON numbers and quantities
+// strings, as the description types them.
+type itemJSON struct {
+	ID              int64          `json:"id"`
+	ItemCode        string         `json:"item_code"`
+	ItemName        string         `json:"item_name"`
+	Images          []imageJSON    `json:"item_images"`
+	CategoryID      int64          `json:"category_id"`
+	Unit            string         `json:"unit"`
+	Description     string         `json:"description"`
+	UnitCost        json.Number    `json:"unit_cost"`
+	ItemPrice       json.Number    `json:"item_price"`
+	PreviousPrice   json.Number    `json:"previous_price"`
+	Quantity        money.Quantity `json:"quantity"`
+	MinimumQtyAlert money.Quantity `json:"minimum_qty_alert"`
+	Online          int            `json:"online"`
+	Status          string         `json:"status"`
+	Barcode         string         `json:"barcode"`
+	SKU             string         `json:"sku"`
+	WarehouseID     int64          `json:"warehouse_id"`
+	Location        string         `json:"item_location"`
+	Slug            string         `json:"item_slug"`
+	CreatedAt       string         `json:"created_at"`
+	UpdatedAt       string         `json:"updated_at"`
+}
+
+type imageJSON struct {
+	ID  int64  `json:"id"`
+	URL string `json:"image_url"`
+}
+
+func toItemJSON(x business.Item) itemJSON {
+	imgs := make([]imageJSON, len(x.Images))
+	for i, img := range x.Images {
+		imgs[i] = imageJSON{ID: img.ID, URL: img.URL}
+	}
+	online := 0
+	if x.Online {
+		online = 1
+	}
+	return itemJSON{
+		ID: x.ID, ItemCode: x.ItemCode, ItemName: x.ItemName, Images: imgs, CategoryID: x.CategoryID,
+		Unit: x.Unit, Description: x.Description, UnitCost: json.Number(x.UnitCost.String()),
+		ItemPrice: json.Number(x.ItemPrice.String()), PreviousPrice: json.Number(x.PreviousPrice.String()),
+		Quantity: x.Quantity, MinimumQtyAlert: x.MinimumQtyAlert, Online: online, Status: x.Status(),
+		Barcode: x.Barcode, SKU: x.SKU, WarehouseID: x.WarehouseID, Location: x.Location, Slug: x.Slug,
+		CreatedAt: x.CreatedAt.Format(business.TimeFormat), UpdatedAt: x.UpdatedAt.Format(business.TimeFormat),
+	}
+}
+
+// Flag is the online flag: 0/1 or false/true.
+type Flag bool
+
+// UnmarshalJSON accepts 0, 1, false and true.
+func (f *Flag) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "0", "false":
+		*f = false
+	case "1", "true":
+		*f = true
+	default:
+		return business.Errorf(business.EINVALID, "must be 0 or 1")
+	}
+	return nil
+}
+
+type imageRequest struct {
+	URL string `json:"image_url"`
+}
+
+type itemRequest struct {
+	ItemCode        Opt[Code]           `json:"item_code"`
+	ItemName        Opt[string]         `json:"item_name"`
+	Images          Opt[[]imageRequest] `json:"item_images"`
+	CategoryID      Opt[Int]            `json:"category_id"`
+	Unit            Opt[string]         `json:"unit"`
+	Description     Opt[string]         `json:"description"`
+	UnitCost        Opt[money.Amount]   `json:"unit_cost"`
+	ItemPrice       Opt[money.Amount]   `json:"item_price"`
+	Quantity        Opt[money.Quantity] `json:"quantity"`
+	MinimumQtyAlert Opt[money.Quantity] `json:"minimum_qty_alert"`
+	Online          Opt[Flag]           `json:"online"`
+	Barcode         Opt[string]         `json:"barcode"`
+	SKU             Opt[string]         `json:"sku"`
+	WarehouseID     Opt[Int]            `json:"warehouse_id"`
+	Location        Opt[string]         `json:"item_location"`
+}
+
+func (req itemRequest) apply(x *business.Item) {
+	setText(&x.ItemName, req.ItemName)
+	setText(&x.Unit, req.Unit)
+	setText(&x.Description, req.Description)
+	setText(&x.Barcode, req.Barcode)
+	setText(&x.SKU, req.SKU)
+	setText(&x.Location, req.Location)
+	if req.Images.Set {
+		x.Images = nil
+		for i, img := range req.Images.V {
+			x.Images = append(x.Images, business.ItemImage{ID: int64(i + 1), URL: strings.TrimSpace(img.URL)})
+		}
+	}
+	x.CategoryID = int64(req.CategoryID.Value(Int(x.CategoryID)))
+	x.UnitCost = req.UnitCost.Value(x.UnitCost)
+	x.ItemPrice = req.ItemPrice.Value(x.ItemPrice)
+	x.Quantity = req.Quantity.Value(x.Quantity)
+	x.MinimumQtyAlert = req.MinimumQtyAlert.Value(x.MinimumQtyAlert)
+	x.Online = bool(req.Online.Value(Flag(x.Online)))
+	if req.WarehouseID.Set {
+		x.WarehouseID = int64(req.WarehouseID.V)
+	}
+}
+
+func listItems(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := parseList(r, "category_id", "created_at", "updated_at")
+	f := store.ItemFilter{CategoryID: q.id("category_id"), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := s.store.ListItems(r.Context(), acct.ID, f, q.limit, q.cursor)
+	if err != nil {
+		return err
+	}
+	out := make([]itemJSON, len(page.Items))
+	for i, x := range page.Items {
+		out[i] = toItemJSON(x)
+	}
+	return writeOK(w, "Items found: "+strconv.Itoa(len(out)), pageData("items", out, page.Next))
+}
+
+func getItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	x, err := s.store.FindItem(r.Context(), acct.ID, r.PathValue("item_code"))
+	if err != nil {
+		return err
+	}
+	setETag(w, x.Version)
+	return writeOK(w, "Item found", map[string]any{"items": toItemJSON(x)})
+}
+
+func addItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	var req itemRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	fe := business.FieldErrors{}
+	present(fe, map[string]bool{"item_name": has(req.ItemName), "category_id": has(req.CategoryID), "item_price": has(req.ItemPrice)})
+	if err := fe.Err(); err != nil {
+		return err
+	}
+	var x business.Item
+	req.apply(&x)
+	generated := !has(req.ItemCode)
+	x.ItemCode = "ITM-000000" // placeholder for validation; the store draws the real one
+	if !generated {
+		x.ItemCode = string(req.ItemCode.V)
+	}
+	if err := x.Validate(); err != nil {
+		return err
+	}
+	resp, err := s.store.CreateItem(r.Context(), acct.ID, x, generated, idem, func(x business.Item) ([]byte, error) {
+		return successBody(http.StatusOK, "Item added successfully", map[string]any{"items": toItemJSON(x)})
+	})
+	if err != nil {
+		return err
+	}
+	writeBody(w, http.StatusOK, resp)
+	return nil
+}
+
+func editItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	code := r.PathValue("item_code")
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req itemRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	if req.ItemCode.Set && string(req.ItemCode.V) != code {
+		return business.FieldErrors{"item_code": fmt.Sprintf("must equal the item code in the path (%s); an item code cannot be changed", code)}.Err()
+	}
+	ifMatch := r.Header.Get("If-Match")
+	x, err := s.store.UpdateItem(r.Context(), acct.ID, code, func(x *business.Item) error {
+		if err := checkIfMatch(ifMatch, x.Version); err != nil {
+			return err
+		}
+		req.apply(x)
+		return x.Validate()
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, x.Version)
+	return writeOK(w, "Item updated successfully", map[string]any{"items": toItemJSON(x)})
+}

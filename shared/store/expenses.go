@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// getOne reads one item; a missing one is ENOTFOUND with notFound as message.
+func (s *Store) getOne(ctx context.Context, k item, notFound string, consistent bool) (item, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: k, ConsistentRead: aws.Bool(consistent)})
+	if err != nil {
+		return nil, fmt.Errorf("get item: %w", err)
+	}
+	if out.Item == nil {
+		return nil, business.Errorf(business.ENOTFOUND, "%s", notFound)
+	}
+	return out.Item, nil
+}
+
+// guardedPut is a Put that succeeds only if the item still has version.
+func (s *Store) guardedPut(it item, version int64) txItem {
+	p := &types.Put{TableName: aws.String(s.table), Item: it}
+	versionGuard(p, version)
+	return txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry}
+}
+
+func expenseKey(account string, id int64) item {
+	return key(acctPK(account)+"#EXPENSE#"+pad(id), "EXPENSE")
+}
+
+func expenseItem(account string, e business.Expense) item {
+	it := expenseKey(account, e.ID)
+	it["type"] = str("expense")
+	it["id"] = nInt(e.ID)
+	it["expense_type"] = str(e.ExpenseType)
+	setS(it, "expense_description", e.Description)
+	it["expense_amount"] = n(e.Amount.String())
+	it["payment_method"] = str(e.PaymentMethod)
+	setS(it, "expense_image", e.Image)
+	it["created_by"] = str(e.CreatedBy)
+	it["created_at"] = str(fmtTime(e.CreatedAt))
+	it["updated_at"] = str(fmtTime(e.UpdatedAt))
+	it["version"] = nInt(e.Version)
+	base := acctPK(account) + "#EXPENSE"
+	created := fmtTime(e.CreatedAt) + "#" + pad(e.ID)
+	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
+	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#TYPE#"+business.NameKey(e.ExpenseType)), str(created)
+	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(e.UpdatedAt)+"#"+pad(e.ID))
+	return it
+}
+
+func expenseFrom(it item) business.Expense {
+	return business.Expense{
+		ID: getInt(it, "id"), ExpenseType: getS(it, "expense_type"), Description: getS(it, "expense_description"),
+		Amount: amountAt(it, "expense_amount"), PaymentMethod: getS(it, "payment_method"), Image: getS(it, "expense_image"),
+		CreatedBy: getS(it, "created_by"), CreatedAt: getTime(it, "created_at"), UpdatedAt: getTime(it, "updated_at"),
+		Version: getInt(it, "version"),
+	}
+}
+
+// CreateExpense stores a valid expense under the account's next expense id
+// and returns the response body render produced.
+func (s *Store) CreateExpense(ctx context.Context, account string, e business.Expense, idem *Idempotency, render Render[business.Expense]) ([]byte, error) {
+	return s.create(ctx, createSpec{
+		account: account, kind: "expense", idem: idem,
+		build: func(id int64, now time.Time, _ []item) ([]txItem, []byte, error) {
+			e.ID, e.CreatedAt, e.UpdatedAt, e.Version = id, now, now, 1
+			body, err := render(e)
+			if err != nil {
+				return nil, nil, err
+			}
+			return []txItem{{action: put(s.table, expenseItem(account, e), "attribute_not_exists(PK)"), onFail: errRetry}}, body, nil
+		},
+	})
+}
+
+// FindExpense returns one expense. Returns ENOTFOUND when it does not exist.
+func (s *Store) FindExpense(ctx context.Context, account string, id int64) (business.Expense, error) {
+	it, err := s.getOne(ctx, expenseKey(account, id), "Expense not found", false)
+	if err != nil {
+		return business.Expense{}, err
+	}
+	return expenseFrom(it), nil
+}
+
+// UpdateExpense applies edit to the current expense and stores it, starting
+// over when another writer got in between. Returns ENOTFOUND when missing.
+func (s *Store) UpdateExpense(ctx context.Context, account string, id int64, edit func(*business.Expense) error) (business.Expense, error) {
+	var e business.Expense
+	err := retrying(ctx, func() error {
+		it, err := s.getOne(ctx, expenseKey(account, id), "Expense not found", true)
+		if err != nil {
+			return err
+		}
+		e = expenseFrom(it)
+		old := e.Version
+		if err := edit(&e); err != nil {
+			return err
+		}
+		e.Version, e.UpdatedAt = old+1, s.now().Truncate(time.Second)
+		return s.transact(ctx, []txItem{s.guardedPut(expenseItem(account, e), old)})
+	})
+	return e, err
+}
+
+// ExpenseFilter holds the list filters of GET /expenses.
+type ExpenseFilter struct {
+	ExpenseType string
+	CreatedFrom string
+	UpdatedTo   string // inclusive upper bound ("~"-terminated)
+}
+
+// ListExpenses returns a page of expenses, newest first (by last update when
+// updated_at is the only filter), each filter served by its own index.
+func (s *Store) ListExpenses(ctx context.Context, account string, f ExpenseFilter, limit int, cursor string) (Page[business.Expense], error) {
+	base := acctPK(account) + "#EXPENSE"
+	eq := ""
+	if f.ExpenseType != "" {
+		eq = base + "#TYPE#" + business.NameKey(f.ExpenseType)
+	}
+	q := boundedQuery(base, eq, f.CreatedFrom, f.UpdatedTo, limit, cursor)
+	items, next, scanned, err := s.run(ctx, q)
+	if err != nil {
+		return Page[business.Expense]{}, err
+	}
+	p := Page[business.Expense]{Next: next, Scanned: scanned, Items: make([]business.Expense, len(items))}
+	for i, it := range items {
+		p.Items[i] = expenseFrom(it)
+	}
+	return p, nil
+}
+
+// boundedQuery is the query of a list with an optional equality filter
+// (eqPK, a partition of IndexPrimaryFilter), a created_at lower bound and an
+// updated_at upper bound. The created_at bound is always a key condition;
+// the updated_at bound is one too when it is the only filter (on the updated
+// index), else a filter expression.
+func boundedQuery(base, eqPK, createdFrom, updatedTo string, limit int, cursor string) query {
+	q := query{index: IndexCreated, pk: base, rng: Range{From: createdFrom}, limit: limit, cursor: cursor}
+	if eqPK != "" {
+		q.index, q.pk = IndexPrimaryFilter, eqPK
+	}
+	switch {
+	case updatedTo == "":
+	case eqPK == "" && createdFrom == "":
+		q.index, q.rng = IndexUpperBound, Range{To: updatedTo}
+	default:
+		q.filter = "#updated <= :updated"
+		q.names = map[string]string{"#updated": "updated_at"}
+		q.values = item{":updated": str(updatedTo)}
+	}
+	return q
+}

@@ -1,0 +1,353 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+func categoryKey(account string, id int64) item {
+	return key(acctPK(account)+"#CATEGORY#"+pad(id), "CATEGORY")
+}
+
+func uniqueKey(account, what, value string) item {
+	return key(acctPK(account)+"#UNIQUE#"+what+"#"+value, "UNIQUE")
+}
+
+func categoryItem(account string, c business.Category) item {
+	it := categoryKey(account, c.ID)
+	it["type"] = str("category")
+	it["id"] = nInt(c.ID)
+	it["category_name"] = str(c.Name)
+	setS(it, "description", c.Description)
+	it["created_at"] = str(fmtTime(c.CreatedAt))
+	it["updated_at"] = str(fmtTime(c.UpdatedAt))
+	it["version"] = nInt(c.Version)
+	base := acctPK(account) + "#CATEGORY"
+	created := fmtTime(c.CreatedAt) + "#" + pad(c.ID)
+	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
+	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#NAME#"+business.NameKey(c.Name)), str(created)
+	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(c.UpdatedAt)+"#"+pad(c.ID))
+	return it
+}
+
+func categoryFrom(it item) business.Category {
+	return business.Category{
+		ID: getInt(it, "id"), Name: getS(it, "category_name"), Description: getS(it, "description"),
+		CreatedAt: getTime(it, "created_at"), UpdatedAt: getTime(it, "updated_at"), Version: getInt(it, "version"),
+	}
+}
+
+func nameTaken(name string) error {
+	return &business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("category_name %q is already used by another category", name),
+		Fields: map[string]string{"category_name": "is already used (names are compared ignoring case)"}}
+}
+
+// guardPut claims a unique value for the record named by owner.
+func (s *Store) guardPut(account, what, value, owner string, onFail error) txItem {
+	g := uniqueKey(account, what, value)
+	g["type"], g["owner"] = str("unique"), str(owner)
+	return txItem{action: put(s.table, g, "attribute_not_exists(PK)"), onFail: onFail}
+}
+
+func (s *Store) guardDelete(account, what, value string) txItem {
+	return txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: uniqueKey(account, what, value)}}}
+}
+
+// CreateCategory stores a valid category; its name is claimed in the same
+// transaction. Returns ECONFLICT when the name is taken (ignoring case).
+func (s *Store) CreateCategory(ctx context.Context, account string, c business.Category, idem *Idempotency, render Render[business.Category]) ([]byte, error) {
+	return s.create(ctx, createSpec{
+		account: account, kind: "category", idem: idem,
+		build: func(id int64, now time.Time, _ []item) ([]txItem, []byte, error) {
+			c.ID, c.CreatedAt, c.UpdatedAt, c.Version = id, now, now, 1
+			body, err := render(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			return []txItem{
+				{action: put(s.table, categoryItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry},
+				s.guardPut(account, "category_name", business.NameKey(c.Name), strconv.FormatInt(id, 10), nameTaken(c.Name)),
+			}, body, nil
+		},
+	})
+}
+
+// UpdateCategory applies edit to the current category and stores it; a new
+// name is claimed and the old one released in the same transaction. Returns
+// ENOTFOUND when missing and ECONFLICT when the new name is taken.
+func (s *Store) UpdateCategory(ctx context.Context, account string, id int64, edit func(*business.Category) error) (business.Category, error) {
+	var c business.Category
+	err := retrying(ctx, func() error {
+		it, err := s.getOne(ctx, categoryKey(account, id), "Category not found", true)
+		if err != nil {
+			return err
+		}
+		c = categoryFrom(it)
+		old := c
+		if err := edit(&c); err != nil {
+			return err
+		}
+		c.Version, c.UpdatedAt = old.Version+1, s.now().Truncate(time.Second)
+		actions := []txItem{s.guardedPut(categoryItem(account, c), old.Version)}
+		if business.NameKey(c.Name) != business.NameKey(old.Name) {
+			actions = append(actions,
+				s.guardPut(account, "category_name", business.NameKey(c.Name), strconv.FormatInt(id, 10), nameTaken(c.Name)),
+				s.guardDelete(account, "category_name", business.NameKey(old.Name)))
+		}
+		return s.transact(ctx, actions)
+	})
+	return c, err
+}
+
+// CategoryFilter holds the list filters of GET /inventory/categories.
+type CategoryFilter struct {
+	Name        string // exact, ignoring case
+	CreatedFrom string
+	UpdatedTo   string
+}
+
+// ListCategories returns a page of categories, newest first.
+func (s *Store) ListCategories(ctx context.Context, account string, f CategoryFilter, limit int, cursor string) (Page[business.Category], error) {
+	base := acctPK(account) + "#CATEGORY"
+	eq := ""
+	if f.Name != "" {
+		eq = base + "#NAME#" + business.NameKey(f.Name)
+	}
+	items, next, scanned, err := s.run(ctx, boundedQuery(base, eq, f.CreatedFrom, f.UpdatedTo, limit, cursor))
+	if err != nil {
+		return Page[business.Category]{}, err
+	}
+	p := Page[business.Category]{Next: next, Scanned: scanned, Items: make([]business.Category, len(items))}
+	for i, it := range items {
+		p.Items[i] = categoryFrom(it)
+	}
+	return p, nil
+}
+
+func itemKey(account, code string) item { return key(acctPK(account)+"#ITEM#"+code, "ITEM") }
+
+func invItem(account string, x business.Item) item {
+	it := itemKey(account, x.ItemCode)
+	it["type"] = str("item")
+	it["id"] = nInt(x.ID)
+	it["item_code"] = str(x.ItemCode)
+	it["item_name"] = str(x.ItemName)
+	imgs := make([]types.AttributeValue, len(x.Images))
+	for i, img := range x.Images {
+		imgs[i] = &types.AttributeValueMemberM{Value: item{"id": nInt(img.ID), "image_url": str(img.URL)}}
+	}
+	it["item_images"] = &types.AttributeValueMemberL{Value: imgs}
+	it["category_id"] = nInt(x.CategoryID)
+	setS(it, "unit", x.Unit)
+	setS(it, "description", x.Description)
+	it["unit_cost"] = n(x.UnitCost.String())
+	it["item_price"] = n(x.ItemPrice.String())
+	it["previous_price"] = n(x.PreviousPrice.String())
+	it["quantity"] = n(x.Quantity.String())
+	it["minimum_qty_alert"] = n(x.MinimumQtyAlert.String())
+	it["online"] = &types.AttributeValueMemberBOOL{Value: x.Online}
+	setS(it, "barcode", x.Barcode)
+	setS(it, "sku", x.SKU)
+	it["warehouse_id"] = nInt(x.WarehouseID)
+	setS(it, "item_location", x.Location)
+	it["item_slug"] = str(x.Slug)
+	it["created_at"] = str(fmtTime(x.CreatedAt))
+	it["updated_at"] = str(fmtTime(x.UpdatedAt))
+	it["version"] = nInt(x.Version)
+	base := acctPK(account) + "#ITEM"
+	created := fmtTime(x.CreatedAt) + "#" + pad(x.ID)
+	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
+	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#CATEGORY#"+strconv.FormatInt(x.CategoryID, 10)), str(created)
+	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(x.UpdatedAt)+"#"+pad(x.ID))
+	return it
+}
+
+func quantityAt(it item, k string) money.Quantity {
+	q, _ := money.ParseQuantity(getN(it, k))
+	return q
+}
+
+func invItemFrom(it item) business.Item {
+	x := business.Item{
+		ID: getInt(it, "id"), ItemCode: getS(it, "item_code"), ItemName: getS(it, "item_name"),
+		CategoryID: getInt(it, "category_id"), Unit: getS(it, "unit"), Description: getS(it, "description"),
+		UnitCost: amountAt(it, "unit_cost"), ItemPrice: amountAt(it, "item_price"), PreviousPrice: amountAt(it, "previous_price"),
+		Quantity: quantityAt(it, "quantity"), MinimumQtyAlert: quantityAt(it, "minimum_qty_alert"),
+		Barcode: getS(it, "barcode"), SKU: getS(it, "sku"), WarehouseID: getInt(it, "warehouse_id"),
+		Location: getS(it, "item_location"), Slug: getS(it, "item_slug"),
+		CreatedAt: getTime(it, "created_at"), UpdatedAt: getTime(it, "updated_at"), Version: getInt(it, "version"),
+	}
+	if b, ok := it["online"].(*types.AttributeValueMemberBOOL); ok {
+		x.Online = b.Value
+	}
+	if l, ok := it["item_images"].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			if m, ok := v.(*types.AttributeValueMemberM); ok {
+				x.Images = append(x.Images, business.ItemImage{ID: getInt(m.Value, "id"), URL: getS(m.Value, "image_url")})
+			}
+		}
+	}
+	return x
+}
+
+func categoryMissing(id int64) error {
+	return business.FieldErrors{"category_id": fmt.Sprintf("no category with id %d in this account", id)}.Err()
+}
+
+// CreateItem stores a valid item. Its category must exist (EINVALID); its
+// code is unique (ECONFLICT when a client's code is taken; a generated one is
+// drawn again); its slug is derived from the name, and suffixed with the
+// item code when another item has it.
+func (s *Store) CreateItem(ctx context.Context, account string, x business.Item, codeGenerated bool, idem *Idempotency, render Render[business.Item]) ([]byte, error) {
+	slug := business.Slugify(x.ItemName)
+	return s.create(ctx, createSpec{
+		account: account, kind: "item", idem: idem,
+		reads: []item{categoryKey(account, x.CategoryID), uniqueKey(account, "item_slug", slug)},
+		build: func(id int64, now time.Time, reads []item) ([]txItem, []byte, error) {
+			if reads[0] == nil {
+				return nil, nil, categoryMissing(x.CategoryID)
+			}
+			if codeGenerated {
+				x.ItemCode = "ITM-" + business.NewInvoiceCode()
+			}
+			x.Slug = slug
+			if reads[1] != nil {
+				x.Slug = slug + "-" + business.NameKey(x.ItemCode)
+			}
+			x.ID, x.CreatedAt, x.UpdatedAt, x.Version = id, now, now, 1
+			body, err := render(x)
+			if err != nil {
+				return nil, nil, err
+			}
+			codeTaken := error(&business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("item_code %s is already used by another item", x.ItemCode),
+				Fields: map[string]string{"item_code": "is already used"}})
+			if codeGenerated {
+				codeTaken = errRetry
+			}
+			return []txItem{
+				{action: put(s.table, invItem(account, x), "attribute_not_exists(PK)"), onFail: codeTaken},
+				s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry),
+				{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+					TableName: aws.String(s.table), Key: categoryKey(account, x.CategoryID), ConditionExpression: aws.String("attribute_exists(PK)"),
+				}}, onFail: categoryMissing(x.CategoryID)},
+			}, body, nil
+		},
+	})
+}
+
+// FindItem returns one item by code. Returns ENOTFOUND when missing.
+func (s *Store) FindItem(ctx context.Context, account, code string) (business.Item, error) {
+	it, err := s.getOne(ctx, itemKey(account, code), "Item not found", false)
+	if err != nil {
+		return business.Item{}, err
+	}
+	return invItemFrom(it), nil
+}
+
+// UpdateItem applies edit to the current item and stores it. A new price
+// moves the old one to previous_price; a new name re-derives the slug; a new
+// category must exist. Returns ENOTFOUND when missing.
+func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(*business.Item) error) (business.Item, error) {
+	var x business.Item
+	err := retrying(ctx, func() error {
+		it, err := s.getOne(ctx, itemKey(account, code), "Item not found", true)
+		if err != nil {
+			return err
+		}
+		x = invItemFrom(it)
+		old := x
+		if err := edit(&x); err != nil {
+			return err
+		}
+		if x.ItemPrice.Cmp(old.ItemPrice) != 0 {
+			x.PreviousPrice = old.ItemPrice
+		}
+		x.Version, x.UpdatedAt = old.Version+1, s.now().Truncate(time.Second)
+		actions := []txItem{s.guardedPut(invItem(account, x), old.Version)}
+		if x.CategoryID != old.CategoryID {
+			actions = append(actions, txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+				TableName: aws.String(s.table), Key: categoryKey(account, x.CategoryID), ConditionExpression: aws.String("attribute_exists(PK)"),
+			}}, onFail: categoryMissing(x.CategoryID)})
+		}
+		if slug := business.Slugify(x.ItemName); business.Slugify(old.ItemName) != slug {
+			g, err := s.batchGet(ctx, []item{uniqueKey(account, "item_slug", slug)})
+			if err != nil {
+				return err
+			}
+			x.Slug = slug
+			if g[0] != nil {
+				x.Slug = slug + "-" + business.NameKey(x.ItemCode)
+			}
+			actions[0] = s.guardedPut(invItem(account, x), old.Version)
+			actions = append(actions, s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry), s.guardDelete(account, "item_slug", old.Slug))
+		}
+		return s.transact(ctx, actions)
+	})
+	return x, err
+}
+
+// ItemFilter holds the list filters of GET /inventory/items.
+type ItemFilter struct {
+	CategoryID  int64
+	CreatedFrom string
+	UpdatedTo   string
+}
+
+// ListItems returns a page of items, newest first.
+func (s *Store) ListItems(ctx context.Context, account string, f ItemFilter, limit int, cursor string) (Page[business.Item], error) {
+	base := acctPK(account) + "#ITEM"
+	eq := ""
+	if f.CategoryID != 0 {
+		eq = base + "#CATEGORY#" + strconv.FormatInt(f.CategoryID, 10)
+	}
+	items, next, scanned, err := s.run(ctx, boundedQuery(base, eq, f.CreatedFrom, f.UpdatedTo, limit, cursor))
+	if err != nil {
+		return Page[business.Item]{}, err
+	}
+	p := Page[business.Item]{Next: next, Scanned: scanned, Items: make([]business.Item, len(items))}
+	for i, it := range items {
+		p.Items[i] = invItemFrom(it)
+	}
+	return p, nil
+}
+
+// stockActions returns the transaction actions that move stock by moves:
+// each takes (or gives back) quantity atomically, refusing to go below zero.
+// The items' ids come from found (read alongside), so their updated_at index
+// keys can move too. Returns EINVALID for an item code that is not in stock.
+func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]item, now time.Time) ([]txItem, error) {
+	var actions []txItem
+	for code, d := range moves {
+		it := found[code]
+		if it == nil {
+			return nil, business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
+		}
+		id := getInt(it, "id")
+		up := &types.Update{
+			TableName:        aws.String(s.table),
+			Key:              itemKey(account, code),
+			UpdateExpression: aws.String("SET quantity = quantity - :q, updated_at = :now, " + IndexUpperBound + "SK = :usk, version = version + :one"),
+			ExpressionAttributeValues: item{
+				":q": n(d.String()), ":now": str(fmtTime(now)), ":usk": str(fmtTime(now) + "#" + pad(id)), ":one": nInt(1),
+			},
+		}
+		onFail := error(&business.Error{Code: business.EINVALID, Message: fmt.Sprintf("insufficient stock of item %s", code),
+			Fields: map[string]string{"items": fmt.Sprintf("insufficient stock of item %s (%s in stock when read)", code, getN(it, "quantity"))}})
+		if d.IsNegative() {
+			up.ConditionExpression = aws.String("attribute_exists(PK)")
+			onFail = business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
+		} else {
+			up.ConditionExpression = aws.String("attribute_exists(PK) AND quantity >= :q")
+		}
+		actions = append(actions, txItem{action: types.TransactWriteItem{Update: up}, onFail: onFail})
+	}
+	return actions, nil
+}
