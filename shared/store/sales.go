@@ -75,7 +75,7 @@ func saleItem(account string, sale business.Sale) item {
 	lines := make([]types.AttributeValue, len(sale.Lines))
 	for i, l := range sale.Lines {
 		m := item{
-			"item_name": str(l.ItemName),
+			"item_name":  str(l.ItemName),
 			"unit_price": n(l.UnitPrice.String()),
 			"quantity":   n(l.Quantity.String()),
 			"tax":        n(l.Tax.String()),
