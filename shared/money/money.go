@@ -207,7 +207,7 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 type Delta struct{ d decimal.Decimal }
 
 // Delta returns q as a change of stock.
-func (q Quantity) Delta() Delta { return Delta{q.d} }
+func (q Quantity) Delta() Delta { return Delta(q) }
 
 // Add returns d+e.
 func (d Delta) Add(e Delta) Delta { return Delta{d.d.Add(e.d)} }
