@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"bizdata/shared/business"
 	"bizdata/shared/testdb"
@@ -58,6 +59,31 @@ func TestAdmin(t *testing.T) {
 		t.Fatalf("webhook %+v %v", w, err)
 	}
 
+	// Deliveries: a failed one is listed and can be queued again, once.
+	now := time.Now().UTC()
+	if _, err := st.CreateDelivery(ctx, business.Delivery{AccountID: created.AccountID, TransactionID: "txn_abc", WebhookID: "msg_txn_abc",
+		Payload: []byte(`{}`), State: business.DeliveryFailed, Attempt: 3, CreatedAt: now,
+		Attempts: []business.DeliveryAttempt{{At: now, Status: 500, LatencyMS: 12, Error: "receiver answered 500"}}}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"webhook", "deliveries", "--account", created.AccountID, "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var listed []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &listed); err != nil || len(listed) != 1 || listed[0]["state"] != "failed" || listed[0]["transaction_id"] != "txn_abc" {
+		t.Fatalf("deliveries: %v %s", err, out.String())
+	}
+	if err := run(ctx, []string{"webhook", "redeliver", "--account", created.AccountID, "--transaction", "txn_abc"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := st.FindDelivery(ctx, created.AccountID, "txn_abc"); d.State != business.DeliveryPending || d.RoundStart != 3 {
+		t.Fatalf("after redeliver: %+v", d)
+	}
+	if err := run(ctx, []string{"webhook", "redeliver", "--account", created.AccountID, "--transaction", "txn_abc"}, &out); err == nil || !strings.Contains(err.Error(), "still pending") {
+		t.Fatalf("second redeliver: %v", err)
+	}
+
 	bad := []struct {
 		args string
 		has  string
@@ -70,6 +96,8 @@ func TestAdmin(t *testing.T) {
 		{"webhook set --account " + created.AccountID + " --url ftp://x", "url"},
 		{"webhook set --account " + created.AccountID + " --url https://x.example --secret has space", "unexpected arguments"},
 		{"frobnicate now", "unknown command"},
+		{"webhook redeliver --account " + created.AccountID, "--transaction are required"},
+		{"webhook redeliver --account " + created.AccountID + " --transaction txn_none", "no delivery"},
 	}
 	for _, b := range bad {
 		err := run(ctx, strings.Fields(b.args), &out)

@@ -2,9 +2,14 @@
 // every route of the route table on one http.Server, the table created when
 // missing, and a demo account whose API key is printed at every start.
 //
+// It also plays Lambda's part for webhooks: it polls the table's stream and
+// feeds payment inserts to the deliver-webhooks handler, and runs the
+// retry-webhooks handler every second.
+//
 // Environment: PORT (default 3000), DYNAMODB_ENDPOINT (default
 // http://localhost:8000), TABLE_NAME (default bizdata), DATA_DIR (default
-// .data, where the demo account's key is kept), API_KEY_CACHE_TTL.
+// .data, where the demo account's key is kept), API_KEY_CACHE_TTL,
+// WEBHOOK_ALLOW_PRIVATE (default 1 here), WEBHOOK_RETRY_SCHEDULE.
 package main
 
 import (
@@ -66,6 +71,22 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
+	if os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "" {
+		os.Setenv("WEBHOOK_ALLOW_PRIVATE", "1") // local receivers live on loopback
+	}
+	svc, err := app.NewWebhookService(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	streams, err := app.NewStreams(ctx, cfg.Endpoint)
+	if err != nil {
+		return err
+	}
+	bg, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	go pollStream(bg, st.Client(), streams, cfg.TableName, svc, log)
+	go retryLoop(bg, svc, time.Second, log)
+
 	port := os.Getenv("PORT")
 	if port == "" {
 		port = "3000"

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
 
@@ -141,4 +142,17 @@ func runFunction(name string, log *slog.Logger) error {
 	}
 	lambda.StartWithOptions(httpadapter.NewV2(h).ProxyWithContext, lambda.WithEnableSIGTERM())
 	return nil
+}
+
+// NewStreams returns a DynamoDB Streams client for the local devserver's
+// stream poller, configured like NewDynamoDB.
+func NewStreams(ctx context.Context, endpoint string) (*dynamodbstreams.Client, error) {
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	if err != nil {
+		return nil, fmt.Errorf("load aws config: %w", err)
+	}
+	return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}), nil
 }

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"sort"
@@ -154,5 +155,42 @@ func TestMakefileBuildsEveryFunction(t *testing.T) {
 		if !strings.Contains(string(out), "./functions/"+rt.Function+"\n") || !strings.Contains(string(out), "/tmp/x/bootstrap") {
 			t.Errorf("make build-%s does not build ./functions/%s:\n%s", logicalID(rt.Function), rt.Function, out)
 		}
+	}
+}
+
+// TestEveryFunctionIsDeclared checks that each folder under functions/ is a
+// function of template.yaml with the makefile builder, and the reverse.
+func TestEveryFunctionIsDeclared(t *testing.T) {
+	tpl := loadTemplate(t)
+	var declared, folders []string
+	for id, r := range tpl.Resources {
+		if r.Type == "AWS::Serverless::Function" {
+			declared = append(declared, id)
+			if r.Metadata["BuildMethod"] != "makefile" {
+				t.Errorf("%s: BuildMethod %v", id, r.Metadata["BuildMethod"])
+			}
+		}
+	}
+	entries, err := os.ReadDir("../../functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		folders = append(folders, logicalID(e.Name()))
+	}
+	sort.Strings(declared)
+	sort.Strings(folders)
+	if d := cmp.Diff(folders, declared); d != "" {
+		t.Errorf("functions/ and template.yaml differ (-folders +template):\n%s", d)
+	}
+	// The stream's filter passes payment inserts only, as the devserver's
+	// poller (webhook.IsPaymentInsert) does.
+	ev := tpl.Resources["DeliverWebhooksFunction"].Properties["Events"].(map[string]any)["PaymentInserts"].(map[string]any)["Properties"].(map[string]any)
+	pattern := ev["FilterCriteria"].(map[string]any)["Filters"].([]any)[0].(map[string]any)["Pattern"].(string)
+	if pattern != `{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"type": {"S": ["payment"]}}}}` {
+		t.Errorf("stream filter %s", pattern)
+	}
+	if fmt.Sprint(ev["FunctionResponseTypes"]) != "[ReportBatchItemFailures]" || ev["BisectBatchOnFunctionError"] != true {
+		t.Errorf("stream event source %v", ev)
 	}
 }

@@ -43,13 +43,16 @@ const (
 	// IndexUpperBound orders a kind by the field its upper-bound filter reads
 	// (sales: due_date; expenses, items, categories: updated_at).
 	IndexUpperBound = "GSI6"
+	// IndexDue is sparse: it holds only pending webhook deliveries, sorted by
+	// when their next attempt is due.
+	IndexDue = "GSI7"
 )
 
 // TTLAttribute is the attribute DynamoDB's time to live reads (Unix seconds).
 const TTLAttribute = "expires_at"
 
 // Indexes lists every global secondary index of the table, in order.
-var Indexes = []string{IndexCreated, IndexPrimaryFilter, IndexType, IndexStatus, IndexPaymentDate, IndexUpperBound}
+var Indexes = []string{IndexCreated, IndexPrimaryFilter, IndexType, IndexStatus, IndexPaymentDate, IndexUpperBound, IndexDue}
 
 // TableDefinition returns the table's definition, the one the devserver and
 // tests create and that template.yaml must match (a test checks it).

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"bizdata/shared/webhook"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+)
+
+// pollStream plays the part of Lambda's stream event source locally: it reads
+// every shard of the table's stream (following new shards as they appear),
+// keeps the records the template's filter would pass (payment inserts), and
+// hands them to the deliver-webhooks handler as an events.DynamoDBEvent.
+// Starting at the trim horizon is safe: a payment seen twice keeps its one
+// delivery.
+func pollStream(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, svc *webhook.Service, log *slog.Logger) {
+	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil || desc.Table.LatestStreamArn == nil {
+		log.Error("stream: no stream on the table; webhooks are off", "error", errString(err))
+		return
+	}
+	arn := desc.Table.LatestStreamArn
+	iterators := map[string]*string{} // open shards -> next iterator
+	done := map[string]bool{}         // closed shards already read to the end
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	lastDescribe := time.Time{}
+	for {
+		if time.Since(lastDescribe) > 2*time.Second {
+			lastDescribe = time.Now()
+			out, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn})
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				log.Warn("stream: describe failed", "error", err.Error())
+			} else {
+				for _, sh := range out.StreamDescription.Shards {
+					id := aws.ToString(sh.ShardId)
+					if _, open := iterators[id]; open || done[id] {
+						continue
+					}
+					it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+						StreamArn: arn, ShardId: sh.ShardId, ShardIteratorType: st.ShardIteratorTypeTrimHorizon,
+					})
+					if err == nil {
+						iterators[id] = it.ShardIterator
+					}
+				}
+			}
+		}
+		for id, it := range iterators {
+			out, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(100)})
+			if err != nil {
+				var expired *st.ExpiredIteratorException
+				if errors.As(err, &expired) {
+					delete(iterators, id) // re-opened from the trim horizon on the next describe
+				} else if ctx.Err() == nil {
+					log.Warn("stream: get records failed", "error", err.Error())
+				}
+				continue
+			}
+			if len(out.Records) > 0 {
+				deliver(ctx, svc, out.Records, log)
+			}
+			if out.NextShardIterator == nil {
+				delete(iterators, id)
+				done[id] = true
+			} else {
+				iterators[id] = out.NextShardIterator
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func deliver(ctx context.Context, svc *webhook.Service, records []st.Record, log *slog.Logger) {
+	var ev events.DynamoDBEvent
+	for _, r := range records {
+		rec := events.DynamoDBEventRecord{
+			EventID:   aws.ToString(r.EventID),
+			EventName: string(r.EventName),
+			Change: events.DynamoDBStreamRecord{
+				SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber),
+				NewImage:       toEvents(r.Dynamodb.NewImage),
+			},
+		}
+		if webhook.IsPaymentInsert(rec) { // the event source mapping's filter
+			ev.Records = append(ev.Records, rec)
+		}
+	}
+	if len(ev.Records) == 0 {
+		return
+	}
+	resp, _ := svc.HandleStream(ctx, ev)
+	for _, f := range resp.BatchItemFailures {
+		log.Error("stream: delivery not recorded", "sequence_number", f.ItemIdentifier)
+	}
+}
+
+// toEvents converts the Streams API's attribute values into the events
+// package's, as Lambda would deliver them.
+func toEvents(img map[string]st.AttributeValue) map[string]events.DynamoDBAttributeValue {
+	out := make(map[string]events.DynamoDBAttributeValue, len(img))
+	for k, v := range img {
+		out[k] = toEvent(v)
+	}
+	return out
+}
+
+func toEvent(v st.AttributeValue) events.DynamoDBAttributeValue {
+	switch v := v.(type) {
+	case *st.AttributeValueMemberS:
+		return events.NewStringAttribute(v.Value)
+	case *st.AttributeValueMemberN:
+		return events.NewNumberAttribute(v.Value)
+	case *st.AttributeValueMemberB:
+		return events.NewBinaryAttribute(v.Value)
+	case *st.AttributeValueMemberBOOL:
+		return events.NewBooleanAttribute(v.Value)
+	case *st.AttributeValueMemberSS:
+		return events.NewStringSetAttribute(v.Value)
+	case *st.AttributeValueMemberNS:
+		return events.NewNumberSetAttribute(v.Value)
+	case *st.AttributeValueMemberBS:
+		return events.NewBinarySetAttribute(v.Value)
+	case *st.AttributeValueMemberM:
+		return events.NewMapAttribute(toEvents(v.Value))
+	case *st.AttributeValueMemberL:
+		l := make([]events.DynamoDBAttributeValue, len(v.Value))
+		for i, e := range v.Value {
+			l[i] = toEvent(e)
+		}
+		return events.NewListAttribute(l)
+	}
+	return events.NewNullAttribute()
+}
+
+// retryLoop runs the retry-webhooks handler on a short tick.
+func retryLoop(ctx context.Context, svc *webhook.Service, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := svc.RetryDue(ctx, 50); err != nil && ctx.Err() == nil {
+				log.Warn("webhook retries", "error", err.Error())
+			}
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,83 @@
+package business
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"   // an attempt is due at NextAt
+	DeliveryDelivered = "delivered" // the receiver answered 2xx
+	DeliveryFailed    = "failed"    // every attempt of the schedule failed
+	DeliverySkipped   = "skipped"   // the account had no callback URL
+)
+
+// Delivery is one payment notification to an account's callback URL and its
+// attempts. It lives in the table, so retries can run for days, long after
+// the stream record that started it has expired.
+type Delivery struct {
+	AccountID     string
+	TransactionID string
+	// WebhookID is the same on every attempt, so receivers can drop repeats.
+	WebhookID string
+	// Payload is the exact body, fixed when the delivery is created.
+	Payload []byte
+	State   string
+	// Attempt counts the attempts made; RoundStart is its value when the
+	// current round (the first delivery or a redelivery) began.
+	Attempt    int
+	RoundStart int
+	NextAt     time.Time
+	Attempts   []DeliveryAttempt
+	CreatedAt  time.Time
+}
+
+// DeliveryAttempt is the log of one attempt.
+type DeliveryAttempt struct {
+	At        time.Time
+	Status    int // HTTP status, 0 when no response arrived
+	LatencyMS int64
+	Error     string
+}
+
+// DefaultRetrySchedule is the wait before each retry after a failed attempt:
+// about three days in all.
+var DefaultRetrySchedule = []time.Duration{
+	5 * time.Second, time.Minute, 5 * time.Minute, 30 * time.Minute,
+	2 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 24 * time.Hour,
+}
+
+// ParseRetrySchedule reads a comma-separated list of durations such as
+// "1s,2s,4s".
+func ParseRetrySchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("retry schedule %q: %q is not a positive duration", s, part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Next records the outcome of an attempt made at now and moves the delivery
+// on: delivered on success; else pending with the next retry time (the
+// schedule's wait with ±10% jitter), or failed when the schedule is used up.
+func (d *Delivery) Next(a DeliveryAttempt, ok bool, schedule []time.Duration) {
+	d.Attempt++
+	d.Attempts = append(d.Attempts, a)
+	switch retry := d.Attempt - d.RoundStart - 1; {
+	case ok:
+		d.State = DeliveryDelivered
+	case retry < len(schedule):
+		wait := schedule[retry]
+		jitter := time.Duration(rand.Int64N(int64(wait)/5+1)) - wait/10
+		d.State, d.NextAt = DeliveryPending, a.At.Add(wait+jitter)
+	default:
+		d.State = DeliveryFailed
+	}
+}

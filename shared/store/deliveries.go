@@ -1,0 +1,232 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// duePartition is the one partition of the due index: pending deliveries,
+// sorted by when their next attempt is due.
+const duePartition = "DUE"
+
+// ErrNotClaimed says another runner holds the delivery's attempt, or it is no
+// longer due; the caller skips it.
+var ErrNotClaimed = errors.New("store: delivery not claimed")
+
+func deliveryKey(account, tx string) item { return key(acctPK(account)+"#DELIVERY#"+tx, "DELIVERY") }
+
+func deliveryItem(d business.Delivery) item {
+	it := deliveryKey(d.AccountID, d.TransactionID)
+	it["type"] = str("delivery")
+	it["account_id"] = str(d.AccountID)
+	it["transaction_id"] = str(d.TransactionID)
+	it["webhook_id"] = str(d.WebhookID)
+	it["payload"] = &types.AttributeValueMemberB{Value: d.Payload}
+	it["created_at"] = str(fmtTime(d.CreatedAt))
+	it[IndexCreated+"PK"] = str(acctPK(d.AccountID) + "#DELIVERY")
+	it[IndexCreated+"SK"] = str(fmtTime(d.CreatedAt) + "#" + d.TransactionID)
+	deliveryState(it, d)
+	return it
+}
+
+// deliveryState writes the fields that change with each attempt.
+func deliveryState(it item, d business.Delivery) {
+	it["state"] = str(d.State)
+	it["attempt"] = nInt(int64(d.Attempt))
+	it["round_start"] = nInt(int64(d.RoundStart))
+	it["next_at"] = nInt(d.NextAt.Unix())
+	log := make([]types.AttributeValue, len(d.Attempts))
+	for i, a := range d.Attempts {
+		m := item{"at": str(fmtTime(a.At)), "status": nInt(int64(a.Status)), "ms": nInt(a.LatencyMS)}
+		setS(m, "error", a.Error)
+		log[i] = &types.AttributeValueMemberM{Value: m}
+	}
+	it["attempts"] = &types.AttributeValueMemberL{Value: log}
+}
+
+func dueSK(d business.Delivery) string {
+	return fmt.Sprintf("%012d#%s#%s", d.NextAt.Unix(), d.AccountID, d.TransactionID)
+}
+
+func deliveryFrom(it item) business.Delivery {
+	d := business.Delivery{
+		AccountID: getS(it, "account_id"), TransactionID: getS(it, "transaction_id"), WebhookID: getS(it, "webhook_id"),
+		State: getS(it, "state"), Attempt: int(getInt(it, "attempt")), RoundStart: int(getInt(it, "round_start")),
+		NextAt: time.Unix(getInt(it, "next_at"), 0).UTC(), CreatedAt: getTime(it, "created_at"),
+	}
+	if b, ok := it["payload"].(*types.AttributeValueMemberB); ok {
+		d.Payload = b.Value
+	}
+	if l, ok := it["attempts"].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			if m, ok := v.(*types.AttributeValueMemberM); ok {
+				d.Attempts = append(d.Attempts, business.DeliveryAttempt{
+					At: getTime(m.Value, "at"), Status: int(getInt(m.Value, "status")),
+					LatencyMS: getInt(m.Value, "ms"), Error: getS(m.Value, "error"),
+				})
+			}
+		}
+	}
+	return d
+}
+
+// CreateDelivery stores a new delivery, due at once when pending. It returns
+// false, without error, when the delivery already exists (a stream record
+// seen twice), so each payment gets exactly one delivery.
+func (s *Store) CreateDelivery(ctx context.Context, d business.Delivery) (bool, error) {
+	it := deliveryItem(d)
+	if d.State == business.DeliveryPending {
+		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition), str(dueSK(d))
+	}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)"),
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("put delivery: %w", err)
+	}
+	return true, nil
+}
+
+// FindDelivery returns one delivery. Returns ENOTFOUND when missing.
+func (s *Store) FindDelivery(ctx context.Context, account, tx string) (business.Delivery, error) {
+	it, err := s.getOne(ctx, deliveryKey(account, tx), fmt.Sprintf("no delivery of transaction %s", tx), true)
+	if err != nil {
+		return business.Delivery{}, err
+	}
+	return deliveryFrom(it), nil
+}
+
+// Lease is a runner's exclusive hold on a delivery's next attempt.
+type Lease struct {
+	token string
+	until int64
+}
+
+// ClaimDelivery takes the lease of d's next attempt until lease from now, so
+// that no other runner makes the same attempt. It returns ErrNotClaimed when
+// the attempt is not due, was made already, or is held by another runner
+// whose lease has not expired (a runner that died mid-attempt loses it).
+func (s *Store) ClaimDelivery(ctx context.Context, d business.Delivery, now time.Time, lease time.Duration) (Lease, error) {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	l := Lease{token: hex.EncodeToString(b), until: now.Add(lease).Unix()}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      deliveryKey(d.AccountID, d.TransactionID),
+		UpdateExpression:         aws.String("SET lease_token = :t, lease_until = :u"),
+		ConditionExpression:      aws.String("#st = :pending AND attempt = :n AND next_at <= :now AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
+		ExpressionAttributeNames: map[string]string{"#st": "state"},
+		ExpressionAttributeValues: item{
+			":t": str(l.token), ":u": nInt(l.until), ":pending": str(business.DeliveryPending),
+			":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()),
+		},
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return Lease{}, ErrNotClaimed
+	}
+	if err != nil {
+		return Lease{}, fmt.Errorf("claim delivery: %w", err)
+	}
+	return l, nil
+}
+
+// SaveAttempt stores d after an attempt made under lease l: its state, log
+// and, while pending, its place in the due index. Returns ErrNotClaimed when
+// the lease was lost (the attempt outlived it and another runner took over).
+func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) error {
+	it := deliveryItem(d)
+	if d.State == business.DeliveryPending {
+		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition), str(dueSK(d))
+	}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: it,
+		ConditionExpression:       aws.String("lease_token = :t"),
+		ExpressionAttributeValues: item{":t": str(l.token)},
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return ErrNotClaimed
+	}
+	if err != nil {
+		return fmt.Errorf("save delivery: %w", err)
+	}
+	return nil
+}
+
+// DueDeliveries returns up to limit deliveries whose next attempt is due at
+// now, earliest first, read from the sparse due index.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]business.Delivery, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(IndexDue),
+		KeyConditionExpression:    aws.String(IndexDue + "PK = :pk AND " + IndexDue + "SK < :to"),
+		ExpressionAttributeValues: item{":pk": str(duePartition), ":to": str(fmt.Sprintf("%012d$", now.Unix()))},
+		Limit:                     aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query due deliveries: %w", err)
+	}
+	ds := make([]business.Delivery, len(out.Items))
+	for i, it := range out.Items {
+		ds[i] = deliveryFrom(it)
+	}
+	return ds, nil
+}
+
+// ListDeliveries returns a page of an account's deliveries, newest first.
+func (s *Store) ListDeliveries(ctx context.Context, account string, limit int, cursor string) (Page[business.Delivery], error) {
+	items, next, scanned, err := s.run(ctx, query{index: IndexCreated, pk: acctPK(account) + "#DELIVERY", limit: limit, cursor: cursor})
+	if err != nil {
+		return Page[business.Delivery]{}, err
+	}
+	p := Page[business.Delivery]{Next: next, Scanned: scanned, Items: make([]business.Delivery, len(items))}
+	for i, it := range items {
+		p.Items[i] = deliveryFrom(it)
+	}
+	return p, nil
+}
+
+// Redeliver queues a delivery that is not pending for a new round of
+// attempts, due at now. Returns ENOTFOUND when missing and ECONFLICT when it
+// is still pending.
+func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time) error {
+	d, err := s.FindDelivery(ctx, account, tx)
+	if err != nil {
+		return err
+	}
+	if d.State == business.DeliveryPending {
+		return business.Errorf(business.ECONFLICT, "delivery of %s is still pending (attempt %d); it will be retried", tx, d.Attempt+1)
+	}
+	d.State, d.RoundStart, d.NextAt = business.DeliveryPending, d.Attempt, now
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       deliveryKey(account, tx),
+		UpdateExpression:          aws.String("SET #st = :pending, round_start = :n, next_at = :now, " + IndexDue + "PK = :due, " + IndexDue + "SK = :sk REMOVE lease_token, lease_until"),
+		ConditionExpression:       aws.String("attempt = :n AND #st <> :pending"),
+		ExpressionAttributeNames:  map[string]string{"#st": "state"},
+		ExpressionAttributeValues: item{":pending": str(business.DeliveryPending), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(duePartition), ":sk": str(dueSK(d))},
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return business.Errorf(business.ECONFLICT, "delivery of %s changed meanwhile; look again", tx)
+	}
+	if err != nil {
+		return fmt.Errorf("redeliver: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"bizdata/shared/business"
+
+	"code.dny.dev/ssrf"
+)
+
+// Timeout bounds one delivery attempt.
+const Timeout = 10 * time.Second
+
+// Payload is the body of a payment notification: the description's six
+// fields plus invoice_code and payment_status.
+type Payload struct {
+	Status        int    `json:"status"`
+	Message       string `json:"message"`
+	Amount        string `json:"amount"`
+	TransactionID string `json:"transaction_id"`
+	Currency      string `json:"currency"`
+	BusinessCode  string `json:"business_code"`
+	InvoiceCode   string `json:"invoice_code"`
+	PaymentStatus string `json:"payment_status"`
+}
+
+// NewPayload returns the exact body announcing payment p of account a.
+func NewPayload(a business.Account, p business.Payment) []byte {
+	b, _ := json.Marshal(Payload{
+		Status: 200, Message: "Payment received", Amount: p.Amount.String(), TransactionID: p.TransactionID,
+		Currency: a.Currency, BusinessCode: a.BusinessCode, InvoiceCode: p.InvoiceCode, PaymentStatus: p.PaymentStatus,
+	})
+	return b
+}
+
+// Sender posts deliveries. Its client refuses redirects and, unless private
+// targets are allowed, dials only public addresses (no loopback, private,
+// link-local, CGNAT or metadata addresses), checked on the resolved IP so DNS
+// tricks do not get around it.
+type Sender struct {
+	client *http.Client
+}
+
+// NewSender returns a Sender; allowPrivate lifts the address check (local
+// development and tests only).
+func NewSender(allowPrivate bool) *Sender {
+	dialer := &net.Dialer{Timeout: Timeout}
+	if !allowPrivate {
+		dialer.Control = ssrf.New(ssrf.WithAnyPort()).Safe
+	}
+	tr := &http.Transport{
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   Timeout,
+		ResponseHeaderTimeout: Timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	return &Sender{client: &http.Client{
+		Transport: tr,
+		Timeout:   Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}}
+}
+
+// Send makes one attempt of d to url and returns its log entry and whether
+// it succeeded (a 2xx answer; a redirect is a failure).
+func (s *Sender) Send(ctx context.Context, d business.Delivery, url, secret string, now time.Time) (business.DeliveryAttempt, bool) {
+	a := business.DeliveryAttempt{At: now}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(d.Payload))
+	if err != nil {
+		a.Error = "bad callback URL: " + err.Error()
+		return a, false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "bizdata-webhooks/1")
+	req.Header.Set(HeaderID, d.WebhookID)
+	ts := now.Unix()
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	if secret != "" {
+		req.Header.Set(HeaderSignature, Sign(d.Payload, secret))
+		req.Header.Set(HeaderStdSigature, SignStandard(d.WebhookID, ts, d.Payload, secret))
+	}
+	start := time.Now()
+	res, err := s.client.Do(req)
+	a.LatencyMS = time.Since(start).Milliseconds()
+	if err != nil {
+		a.Error = describe(err)
+		return a, false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	a.Status = res.StatusCode
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		a.Error = fmt.Sprintf("receiver answered %d", res.StatusCode)
+		if loc := res.Header.Get("Location"); res.StatusCode >= 300 && res.StatusCode < 400 && loc != "" {
+			a.Error += " (redirects are not followed)"
+		}
+		return a, false
+	}
+	return a, true
+}
+
+// describe turns a transport error into a short log text.
+func describe(err error) string {
+	switch {
+	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork), errors.Is(err, ssrf.ErrProhibitedPort):
+		return "refused: the callback URL resolves to a private or reserved address"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out after " + Timeout.String()
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timed out after " + Timeout.String()
+	}
+	return err.Error()
+}

@@ -1,0 +1,117 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/testdb"
+	"bizdata/shared/webhook"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// TestHandleStreamFixture feeds a real DynamoDB Streams event to the
+// deliver-webhooks handler: the payment insert is delivered once, the sale
+// update is ignored, and the payment of an unknown account is reported as a
+// batch item failure by its sequence number.
+func TestHandleStreamFixture(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	ctx := context.Background()
+	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
+	a, _, err := st.CreateAccount(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got atomic.Int32
+	var body atomic.Value
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body.Store(b)
+		got.Add(1)
+	}))
+	defer rc.Close()
+	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/stream-batch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", a.ID)), &ev); err != nil {
+		t.Fatal(err)
+	}
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Second}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	resp, err := svc.HandleStream(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "111100000000000000000003" {
+		t.Fatalf("failures %+v", resp.BatchItemFailures)
+	}
+	if got.Load() != 1 {
+		t.Fatalf("%d deliveries, want 1", got.Load())
+	}
+	var p webhook.Payload
+	_ = json.Unmarshal(body.Load().([]byte), &p)
+	if p.Amount != "50.00" || p.TransactionID != "txn_fixture0001" || p.BusinessCode != "SHOP1" || p.Currency != "GHS" {
+		t.Fatalf("payload %+v", p)
+	}
+	// The same batch again (Lambda retrying it): no second delivery.
+	if _, err := svc.HandleStream(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if got.Load() != 1 {
+		t.Fatalf("%d deliveries after a replayed batch, want 1", got.Load())
+	}
+	d, err := st.FindDelivery(ctx, a.ID, "txn_fixture0001")
+	if err != nil || d.State != business.DeliveryDelivered || len(d.Attempts) != 1 {
+		t.Fatalf("delivery %+v %v", d, err)
+	}
+}
+
+// TestConcurrentRetryRunsDeliverOnce runs several retry runs at once over
+// one due delivery: exactly one of them makes the attempt.
+func TestConcurrentRetryRunsDeliverOnce(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	ctx := context.Background()
+	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
+	a, _, _ = st.CreateAccount(ctx, a)
+	var got atomic.Int32
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+		got.Add(1)
+	}))
+	defer rc.Close()
+	_ = st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL})
+	now := time.Now().UTC().Add(-time.Second)
+	if _, err := st.CreateDelivery(ctx, business.Delivery{AccountID: a.ID, TransactionID: "txn_r", WebhookID: "msg_txn_r",
+		Payload: []byte(`{}`), State: business.DeliveryPending, NextAt: now, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	done := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		go func() { done <- svc.RetryDue(ctx, 10) }()
+	}
+	for i := 0; i < 6; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.Load() != 1 {
+		t.Fatalf("%d attempts from 6 concurrent runs, want 1", got.Load())
+	}
+}
