@@ -30,12 +30,19 @@ test: deps
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test -race -count=1 ./...
 
-## lint: gofmt, go vet, staticcheck and cfn-lint.
+## bench: performance figures against DynamoDB Local, written to docs/benchmarks.md.
+bench: deps build
+	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
+	trap "kill $$pid 2>/dev/null" EXIT; \
+	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) run ./infra/bench $(BENCH_FLAGS)
+
+## lint: gofmt, go vet, staticcheck, cfn-lint and the OpenAPI description.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	cfn-lint template.yaml
+	openapi-spec-validator docs/openapi.yaml
 
 ## build: every function's bootstrap under bin/<name>/ (linux/arm64, stripped).
 build:

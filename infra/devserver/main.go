@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"bizdata/infra/streampoll"
 	"bizdata/shared/api"
 	"bizdata/shared/app"
 	"bizdata/shared/business"
@@ -84,8 +85,8 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	bg, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
-	go pollStream(bg, st.Client(), streams, cfg.TableName, svc, log)
-	go retryLoop(bg, svc, time.Second, log)
+	go streampoll.Poll(bg, st.Client(), streams, cfg.TableName, svc, log)
+	go streampoll.RetryLoop(bg, svc, time.Second, log)
 
 	port := os.Getenv("PORT")
 	if port == "" {

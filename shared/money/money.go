@@ -152,8 +152,16 @@ func LineTotal(price Amount, q Quantity) Amount {
 	return Amount{price.d.Mul(q.d).Round(2)}
 }
 
-// MarshalJSON writes the amount as the string "10.00".
-func (a Amount) MarshalJSON() ([]byte, error) { return json.Marshal(a.String()) }
+// MarshalJSON writes the amount as the string "10.00" (digits and a point
+// need no escaping).
+func (a Amount) MarshalJSON() ([]byte, error) { return quote(a.String()), nil }
+
+func quote(s string) []byte {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
 
 // UnmarshalJSON accepts a JSON string or number literal and applies
 // ParseAmount's rules to its text.
@@ -186,7 +194,7 @@ func (q Quantity) Cmp(r Quantity) int { return q.d.Cmp(r.d) }
 func (q Quantity) Sub(r Quantity) decimal.Decimal { return q.d.Sub(r.d) }
 
 // MarshalJSON writes the quantity as a string, as the API description types it.
-func (q Quantity) MarshalJSON() ([]byte, error) { return json.Marshal(q.String()) }
+func (q Quantity) MarshalJSON() ([]byte, error) { return quote(q.String()), nil }
 
 // UnmarshalJSON accepts a JSON string or number literal and applies
 // ParseQuantity's rules to its text.

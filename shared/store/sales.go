@@ -98,7 +98,15 @@ func amountAt(it item, k string) money.Amount {
 	return a
 }
 
+// saleFrom reads a sale item with its lines.
 func saleFrom(it item) business.Sale {
+	sale := saleSummaryFrom(it)
+	sale.Lines = linesFrom(it)
+	return sale
+}
+
+// saleSummaryFrom reads a sale item without its lines, as lists show it.
+func saleSummaryFrom(it item) business.Sale {
 	sale := business.Sale{
 		ID:                  getInt(it, "id"),
 		InvoiceCode:         getS(it, "invoice_code"),
@@ -129,6 +137,11 @@ func saleFrom(it item) business.Sale {
 		d := amountAt(it, "discount")
 		sale.Discount = &d
 	}
+	return sale
+}
+
+func linesFrom(it item) []business.SaleLine {
+	var lines []business.SaleLine
 	if l, ok := it["lines"].(*types.AttributeValueMemberL); ok {
 		for _, v := range l.Value {
 			m, _ := v.(*types.AttributeValueMemberM)
@@ -136,7 +149,7 @@ func saleFrom(it item) business.Sale {
 				continue
 			}
 			q, _ := money.ParseQuantity(getN(m.Value, "quantity"))
-			sale.Lines = append(sale.Lines, business.SaleLine{
+			lines = append(lines, business.SaleLine{
 				ItemCode:    getS(m.Value, "item_code"),
 				ItemName:    getS(m.Value, "item_name"),
 				Description: getS(m.Value, "description"),
@@ -146,7 +159,7 @@ func saleFrom(it item) business.Sale {
 			})
 		}
 	}
-	return sale
+	return lines
 }
 
 func paymentItem(account string, p business.Payment) item {
@@ -499,7 +512,7 @@ func (s *Store) ListSales(ctx context.Context, account string, f SaleFilter, lim
 	}
 	p := Page[business.Sale]{Next: next, Scanned: scanned, Items: make([]business.Sale, len(items))}
 	for i, it := range items {
-		p.Items[i] = saleFrom(it)
+		p.Items[i] = saleSummaryFrom(it)
 	}
 	return p, nil
 }

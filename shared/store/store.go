@@ -134,19 +134,30 @@ func sleep(ctx context.Context, attempt int) error {
 	}
 }
 
-// retrying runs fn until it returns something other than errRetry, with
-// jittered backoff; contention that outlasts the attempts is EBUSY.
+// maxContention bounds how long retrying keeps at a contended record before
+// answering EBUSY; it stays under the functions' 10 s timeout.
+const maxContention = 8 * time.Second
+
+// retrying runs fn until it returns something other than errRetry, backing
+// off with full jitter (up to 200 ms); contention that outlasts
+// maxContention is EBUSY.
 func retrying(ctx context.Context, fn func() error) error {
-	for attempt := 0; attempt < 25; attempt++ {
+	deadline := time.Now().Add(maxContention)
+	for attempt := 0; ; attempt++ {
 		err := fn()
 		if !errors.Is(err, errRetry) {
 			return err
 		}
-		if err := sleep(ctx, min(attempt, 5)); err != nil {
-			return err
+		if time.Now().After(deadline) {
+			return business.Errorf(business.EBUSY, "too many concurrent changes to this record; retry the request")
+		}
+		backoff := min(time.Duration(5<<min(attempt, 6))*time.Millisecond, 200*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(rand.N(backoff) + time.Millisecond):
 		}
 	}
-	return business.Errorf(business.EBUSY, "too many concurrent changes to this record; retry the request")
 }
 
 // Attribute helpers.

@@ -1,4 +1,7 @@
-package main
+// Package streampoll plays the part of Lambda's DynamoDB Streams event source
+// and of the retry schedule on a machine without Lambda: the devserver and the
+// benchmarks use it to feed the webhook handlers from DynamoDB Local.
+package streampoll
 
 import (
 	"context"
@@ -15,13 +18,13 @@ import (
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
-// pollStream plays the part of Lambda's stream event source locally: it reads
+// Poll plays the part of Lambda's stream event source locally: it reads
 // every shard of the table's stream (following new shards as they appear),
 // keeps the records the template's filter would pass (payment inserts), and
 // hands them to the deliver-webhooks handler as an events.DynamoDBEvent.
 // Starting at the trim horizon is safe: a payment seen twice keeps its one
 // delivery.
-func pollStream(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, svc *webhook.Service, log *slog.Logger) {
+func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, svc *webhook.Service, log *slog.Logger) {
 	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil || desc.Table.LatestStreamArn == nil {
 		log.Error("stream: no stream on the table; webhooks are off", "error", errString(err))
@@ -148,8 +151,8 @@ func toEvent(v st.AttributeValue) events.DynamoDBAttributeValue {
 	return events.NewNullAttribute()
 }
 
-// retryLoop runs the retry-webhooks handler on a short tick.
-func retryLoop(ctx context.Context, svc *webhook.Service, every time.Duration, log *slog.Logger) {
+// RetryLoop runs the retry-webhooks handler on a short tick.
+func RetryLoop(ctx context.Context, svc *webhook.Service, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
