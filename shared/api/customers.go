@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -81,27 +82,19 @@ func getCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 }
 
 func addCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	var req customerRequest
-	if err := decodeObject(body, &req, ""); err != nil {
-		return err
-	}
-	var c business.Customer
-	req.apply(&c)
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	resp, err := s.store.CreateCustomer(r.Context(), acct.ID, c, idem, func(c business.Customer) ([]byte, error) {
-		return successBody(http.StatusOK, "Customer added successfully", map[string]any{"customers": toCustomerJSON(c)})
+	return addRecord(w, r, func(body []byte) (business.Customer, error) {
+		var req customerRequest
+		var c business.Customer
+		if err := decodeObject(body, &req, ""); err != nil {
+			return c, err
+		}
+		req.apply(&c)
+		return c, c.Validate()
+	}, func(ctx context.Context, c business.Customer, idem *store.Idempotency) ([]byte, error) {
+		return s.store.CreateCustomer(ctx, acct.ID, c, idem, func(c business.Customer) ([]byte, error) {
+			return successBody(http.StatusOK, "Customer added successfully", map[string]any{"customers": toCustomerJSON(c)})
+		})
 	})
-	if err != nil {
-		return err
-	}
-	writeBody(w, http.StatusOK, resp)
-	return nil
 }
 
 func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -130,6 +123,27 @@ func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	}
 	setETag(w, c.Version)
 	return writeOK(w, "Customer updated successfully", map[string]any{"customers": toCustomerJSON(c)})
+}
+
+// addRecord is what every add handler does: read the body and its
+// Idempotency-Key, build the validated record from the body, store it, and
+// write the response the store returns (the stored one on a replay).
+func addRecord[T any](w http.ResponseWriter, r *http.Request, build func(body []byte) (T, error),
+	create func(ctx context.Context, v T, idem *store.Idempotency) ([]byte, error)) error {
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	v, err := build(body)
+	if err != nil {
+		return err
+	}
+	resp, err := create(r.Context(), v, idem)
+	if err != nil {
+		return err
+	}
+	writeBody(w, http.StatusOK, resp)
+	return nil
 }
 
 // readCreate reads a POST body and its Idempotency-Key, if any.

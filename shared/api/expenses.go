@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
@@ -90,28 +91,20 @@ func getExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business
 }
 
 func addExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	req, err := decodeExpense(body)
-	if err != nil {
-		return err
-	}
-	var e business.Expense
-	req.apply(&e)
-	if err := e.Validate(); err != nil {
-		return err
-	}
-	resp, err := s.store.CreateExpense(r.Context(), acct.ID, e, idem, func(e business.Expense) ([]byte, error) {
-		j := toExpenseJSON(e)
-		return successBody(http.StatusOK, "Expense added successfully", map[string]any{"expense": j, "expenses": j})
+	return addRecord(w, r, func(body []byte) (business.Expense, error) {
+		var e business.Expense
+		req, err := decodeExpense(body)
+		if err != nil {
+			return e, err
+		}
+		req.apply(&e)
+		return e, e.Validate()
+	}, func(ctx context.Context, e business.Expense, idem *store.Idempotency) ([]byte, error) {
+		return s.store.CreateExpense(ctx, acct.ID, e, idem, func(e business.Expense) ([]byte, error) {
+			j := toExpenseJSON(e)
+			return successBody(http.StatusOK, "Expense added successfully", map[string]any{"expense": j, "expenses": j})
+		})
 	})
-	if err != nil {
-		return err
-	}
-	writeBody(w, http.StatusOK, resp)
-	return nil
 }
 
 func editExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -53,27 +54,19 @@ func listCategories(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 }
 
 func addCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	var req categoryRequest
-	if err := decodeObject(body, &req, ""); err != nil {
-		return err
-	}
-	var c business.Category
-	req.apply(&c)
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	resp, err := s.store.CreateCategory(r.Context(), acct.ID, c, idem, func(c business.Category) ([]byte, error) {
-		return successBody(http.StatusOK, "Category added successfully", map[string]any{"categories": toCategoryJSON(c)})
+	return addRecord(w, r, func(body []byte) (business.Category, error) {
+		var req categoryRequest
+		var c business.Category
+		if err := decodeObject(body, &req, ""); err != nil {
+			return c, err
+		}
+		req.apply(&c)
+		return c, c.Validate()
+	}, func(ctx context.Context, c business.Category, idem *store.Idempotency) ([]byte, error) {
+		return s.store.CreateCategory(ctx, acct.ID, c, idem, func(c business.Category) ([]byte, error) {
+			return successBody(http.StatusOK, "Category added successfully", map[string]any{"categories": toCategoryJSON(c)})
+		})
 	})
-	if err != nil {
-		return err
-	}
-	writeBody(w, http.StatusOK, resp)
-	return nil
 }
 
 func editCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -242,38 +235,36 @@ func getItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 	return writeOK(w, "Item found", map[string]any{"items": toItemJSON(x)})
 }
 
+// newItem is a validated item to add, and whether its code is to be drawn.
+type newItem struct {
+	item      business.Item
+	generated bool
+}
+
 func addItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	var req itemRequest
-	if err := decodeObject(body, &req, ""); err != nil {
-		return err
-	}
-	fe := business.FieldErrors{}
-	present(fe, map[string]bool{"item_name": has(req.ItemName), "category_id": has(req.CategoryID), "item_price": has(req.ItemPrice)})
-	if err := fe.Err(); err != nil {
-		return err
-	}
-	var x business.Item
-	req.apply(&x)
-	generated := !has(req.ItemCode)
-	x.ItemCode = "ITM-000000" // placeholder for validation; the store draws the real one
-	if !generated {
-		x.ItemCode = string(req.ItemCode.V)
-	}
-	if err := x.Validate(); err != nil {
-		return err
-	}
-	resp, err := s.store.CreateItem(r.Context(), acct.ID, x, generated, idem, func(x business.Item) ([]byte, error) {
-		return successBody(http.StatusOK, "Item added successfully", map[string]any{"items": toItemJSON(x)})
+	return addRecord(w, r, func(body []byte) (newItem, error) {
+		var req itemRequest
+		var n newItem
+		if err := decodeObject(body, &req, ""); err != nil {
+			return n, err
+		}
+		fe := business.FieldErrors{}
+		present(fe, map[string]bool{"item_name": has(req.ItemName), "category_id": has(req.CategoryID), "item_price": has(req.ItemPrice)})
+		if err := fe.Err(); err != nil {
+			return n, err
+		}
+		req.apply(&n.item)
+		n.generated = !has(req.ItemCode)
+		n.item.ItemCode = "ITM-000000" // passes validation; the store draws the real code
+		if !n.generated {
+			n.item.ItemCode = string(req.ItemCode.V)
+		}
+		return n, n.item.Validate()
+	}, func(ctx context.Context, n newItem, idem *store.Idempotency) ([]byte, error) {
+		return s.store.CreateItem(ctx, acct.ID, n.item, n.generated, idem, func(x business.Item) ([]byte, error) {
+			return successBody(http.StatusOK, "Item added successfully", map[string]any{"items": toItemJSON(x)})
+		})
 	})
-	if err != nil {
-		return err
-	}
-	writeBody(w, http.StatusOK, resp)
-	return nil
 }
 
 func editItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -257,40 +258,32 @@ func (req saleRequest) apply(s *business.Sale, lines []business.SaleLine, prefix
 }
 
 func addSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	req, lines, err := decodeSale(body, true)
-	if err != nil {
-		return err
-	}
-	ns := store.NewSale{}
-	sale := &ns.Sale
-	if err := req.apply(sale, lines, acct.InvoicePrefix); err != nil {
-		return err
-	}
-	// Omitted codes are generated; the store draws new ones on a collision.
-	if !has(req.InvoiceCode) {
-		sale.InvoiceCode, ns.CodeGenerated = business.NewInvoiceCode(), true
-	} else {
-		sale.InvoiceCode = string(req.InvoiceCode.V)
-	}
-	if !has(req.InvoiceNumber) {
-		sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(acct.InvoicePrefix, business.NewInvoiceCode())
-		ns.NumberGenerated = true
-	}
-	if err := sale.Validate(strings.TrimSpace(req.PaymentStatus.Value(""))); err != nil {
-		return err
-	}
-	resp, err := s.store.CreateSale(r.Context(), acct.ID, ns, idem, func(rec store.SaleRecord) ([]byte, error) {
-		return successBody(http.StatusOK, "Sale added successfully", saleData(rec))
+	return addRecord(w, r, func(body []byte) (store.NewSale, error) {
+		ns := store.NewSale{}
+		req, lines, err := decodeSale(body, true)
+		if err != nil {
+			return ns, err
+		}
+		sale := &ns.Sale
+		if err := req.apply(sale, lines, acct.InvoicePrefix); err != nil {
+			return ns, err
+		}
+		// Omitted codes are generated; the store draws new ones on a collision.
+		if !has(req.InvoiceCode) {
+			sale.InvoiceCode, ns.CodeGenerated = business.NewInvoiceCode(), true
+		} else {
+			sale.InvoiceCode = string(req.InvoiceCode.V)
+		}
+		if !has(req.InvoiceNumber) {
+			sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(acct.InvoicePrefix, business.NewInvoiceCode())
+			ns.NumberGenerated = true
+		}
+		return ns, sale.Validate(strings.TrimSpace(req.PaymentStatus.Value("")))
+	}, func(ctx context.Context, ns store.NewSale, idem *store.Idempotency) ([]byte, error) {
+		return s.store.CreateSale(ctx, acct.ID, ns, idem, func(rec store.SaleRecord) ([]byte, error) {
+			return successBody(http.StatusOK, "Sale added successfully", saleData(rec))
+		})
 	})
-	if err != nil {
-		return err
-	}
-	writeBody(w, http.StatusOK, resp)
-	return nil
 }
 
 func getSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
