@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -73,13 +74,13 @@ func NewSender(allowPrivate bool) *Sender {
 	}}
 }
 
-// Send makes one attempt of d to url and returns its log entry and whether
+// Send makes one attempt of d to callbackURL and returns its log entry and whether
 // it succeeded (a 2xx answer; a redirect is a failure).
-func (s *Sender) Send(ctx context.Context, d business.Delivery, url, secret string, now time.Time) (business.DeliveryAttempt, bool) {
+func (s *Sender) Send(ctx context.Context, d business.Delivery, callbackURL, secret string, now time.Time) (business.DeliveryAttempt, bool) {
 	a := business.DeliveryAttempt{At: now}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(d.Payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(d.Payload))
 	if err != nil {
-		a.Error = "bad callback URL: " + err.Error()
+		a.Error = "the callback URL is not a valid URL"
 		return a, false
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -122,6 +123,11 @@ func describe(err error) string {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return "timed out after " + Timeout.String()
+	}
+	// The URL may carry a token in its query: log the cause without it.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
 	}
 	return err.Error()
 }
