@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // env is one API over a fresh table, served by a real HTTP server, with one
 // account and its key.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	store *store.Store
 	srv   *httptest.Server
 	key   string
@@ -34,7 +34,7 @@ type env struct {
 func newEnv(t *testing.T) *env { t.Helper(); return newEnvTTL(t, 0) }
 
 // newEnvTTL is newEnv with an API key cache of keyTTL.
-func newEnvTTL(t *testing.T, keyTTL time.Duration) *env {
+func newEnvTTL(t testing.TB, keyTTL time.Duration) *env {
 	t.Helper()
 	e := &env{t: t}
 	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls))
