@@ -1,0 +1,82 @@
+package business
+
+import (
+	"testing"
+	"time"
+
+	"bizdata/shared/money"
+)
+
+func TestDeriveStatus(t *testing.T) {
+	for _, c := range []struct{ paid, total, want string }{
+		{"0", "10", StatusDraft}, {"0", "0", StatusDraft}, {"4.99", "5", StatusPartial}, {"5", "5", StatusPaid},
+	} {
+		if got := DeriveStatus(money.MustAmount(c.paid), money.MustAmount(c.total)); got != c.want {
+			t.Errorf("DeriveStatus(%s, %s) = %s, want %s", c.paid, c.total, got, c.want)
+		}
+	}
+}
+
+func TestStockMoves(t *testing.T) {
+	line := func(code, q string) SaleLine { return SaleLine{ItemCode: code, Quantity: money.MustQuantity(q)} }
+	moves := StockMoves(
+		[]SaleLine{line("A", "2"), line("B", "1"), line("", "9"), line("C", "1")},
+		[]SaleLine{line("A", "1"), line("A", "3"), line("B", "1"), line("D", "0.5")})
+	want := map[string]string{"A": "2", "C": "-1", "D": "0.5"}
+	if len(moves) != len(want) {
+		t.Fatalf("moves %v, want %v", moves, want)
+	}
+	for code, q := range want {
+		if moves[code].String() != q {
+			t.Errorf("%s moves %s, want %s", code, moves[code], q)
+		}
+	}
+}
+
+func TestSlugify(t *testing.T) {
+	for in, want := range map[string]string{"Rice 5kg Bag": "rice-5kg-bag", "  Ama's  Café!! ": "ama-s-caf", "---": ""} {
+		if got := Slugify(in); got != want {
+			t.Errorf("Slugify(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDeliveryNext(t *testing.T) {
+	schedule := []time.Duration{10 * time.Second, time.Minute}
+	at := time.Unix(1000, 0)
+	d := Delivery{State: DeliveryPending}
+	d.Next(DeliveryAttempt{At: at, Status: 500}, false, schedule)
+	if d.State != DeliveryPending || d.NextAt.Before(at.Add(9*time.Second)) || d.NextAt.After(at.Add(11*time.Second)) {
+		t.Fatalf("after first failure: %+v", d)
+	}
+	d.Next(DeliveryAttempt{At: at, Status: 500}, false, schedule)
+	if d.State != DeliveryPending || d.NextAt.Before(at.Add(54*time.Second)) || d.NextAt.After(at.Add(66*time.Second)) {
+		t.Fatalf("after second failure: %+v", d)
+	}
+	d.Next(DeliveryAttempt{At: at, Status: 500}, false, schedule)
+	if d.State != DeliveryFailed || d.Attempt != 3 || len(d.Attempts) != 3 {
+		t.Fatalf("after the schedule: %+v", d)
+	}
+	// A redelivery starts a new round with the whole schedule.
+	d.State, d.RoundStart = DeliveryPending, d.Attempt
+	d.Next(DeliveryAttempt{At: at, Status: 0, Error: "refused"}, false, schedule)
+	if d.State != DeliveryPending {
+		t.Fatalf("first failure of a redelivery: %+v", d)
+	}
+	d.Next(DeliveryAttempt{At: at, Status: 204}, true, schedule)
+	if d.State != DeliveryDelivered {
+		t.Fatalf("success: %+v", d)
+	}
+}
+
+func TestParseRetrySchedule(t *testing.T) {
+	s, err := ParseRetrySchedule("1s, 2s,4s")
+	if err != nil || len(s) != 3 || s[2] != 4*time.Second {
+		t.Fatalf("%v %v", s, err)
+	}
+	for _, bad := range []string{"", "1s,,2s", "0s", "-1s", "soon"} {
+		if _, err := ParseRetrySchedule(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
