@@ -61,11 +61,7 @@ func listCustomers(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 	if err != nil {
 		return err
 	}
-	out := make([]customerJSON, len(page.Items))
-	for i, c := range page.Items {
-		out[i] = toCustomerJSON(c)
-	}
-	return writeOK(w, "Customers found: "+strconv.Itoa(len(out)), pageData("customers", out, page.Next))
+	return writePage(w, "Customers", "customers", page, toCustomerJSON)
 }
 
 func getCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

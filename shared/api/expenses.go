@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"bizdata/shared/business"
 	"bizdata/shared/money"
@@ -70,11 +69,7 @@ func listExpenses(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err != nil {
 		return err
 	}
-	out := make([]expenseJSON, len(page.Items))
-	for i, e := range page.Items {
-		out[i] = toExpenseJSON(e)
-	}
-	return writeOK(w, "Expenses found: "+strconv.Itoa(len(out)), pageData("expenses", out, page.Next))
+	return writePage(w, "Expenses", "expenses", page, toExpenseJSON)
 }
 
 func getExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

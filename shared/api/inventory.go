@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"bizdata/shared/business"
@@ -46,11 +45,7 @@ func listCategories(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	if err != nil {
 		return err
 	}
-	out := make([]categoryJSON, len(page.Items))
-	for i, c := range page.Items {
-		out[i] = toCategoryJSON(c)
-	}
-	return writeOK(w, "Categories found: "+strconv.Itoa(len(out)), pageData("categories", out, page.Next))
+	return writePage(w, "Categories", "categories", page, toCategoryJSON)
 }
 
 func addCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -163,8 +158,25 @@ func (f *Flag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// imageRequest is one of item_images: {"image_url": "https://..."}.
 type imageRequest struct {
-	URL string `json:"image_url"`
+	URL string
+}
+
+// UnmarshalJSON decodes an image as strictly as a request body: unknown
+// fields are refused and image_url is required.
+func (i *imageRequest) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		URL Opt[string] `json:"image_url"`
+	}
+	if err := decodeObject(b, &raw, "image."); err != nil {
+		return err
+	}
+	if !has(raw.URL) {
+		return business.Errorf(business.EINVALID, "each image must be an object with an image_url")
+	}
+	i.URL = raw.URL.V
+	return nil
 }
 
 type itemRequest struct {
@@ -219,11 +231,7 @@ func listItems(s *Server, w http.ResponseWriter, r *http.Request, acct business.
 	if err != nil {
 		return err
 	}
-	out := make([]itemJSON, len(page.Items))
-	for i, x := range page.Items {
-		out[i] = toItemJSON(x)
-	}
-	return writeOK(w, "Items found: "+strconv.Itoa(len(out)), pageData("items", out, page.Next))
+	return writePage(w, "Items", "items", page, toItemJSON)
 }
 
 func getItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -255,7 +263,7 @@ func addItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 		}
 		req.apply(&n.item)
 		n.generated = !has(req.ItemCode)
-		n.item.ItemCode = "ITM-000000" // passes validation; the store draws the real code
+		n.item.ItemCode = business.NewItemCode() // the store draws it again on a collision
 		if !n.generated {
 			n.item.ItemCode = string(req.ItemCode.V)
 		}

@@ -124,6 +124,17 @@ func TestCategoriesAndItems(t *testing.T) {
 	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_name": "Ghost", "category_id": 99, "item_price": 1}), 400, "")
 	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_name": "NoPrice", "category_id": 1}), 400, "")
 	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_name": "Bad", "category_id": 1, "item_price": 1, "online": 2}), 400, "")
+	r = e.post("/api/v1/inventory/items/add", map[string]any{"item_name": "Bad", "category_id": 1, "item_price": 1,
+		"item_images": []any{map[string]any{"image_url": "https://cdn.example.com/a.jpg", "alt": "x"}}})
+	want(t, r, 400, "")
+	if !strings.Contains(field(r, "item_images"), "unknown field(s): image.alt") {
+		t.Fatalf("%s", r.raw)
+	}
+	r = e.post("/api/v1/inventory/items/add", map[string]any{"item_name": "Bad", "category_id": 1, "item_price": 1, "item_images": []any{"https://x.example/a.jpg"}})
+	want(t, r, 400, "")
+	if field(r, "item_images") != "image: must be a JSON object" {
+		t.Fatalf("%s", r.raw)
+	}
 
 	want(t, e.get("/api/v1/inventory/items/RICE-5"), 200, "Item found")
 	want(t, e.get("/api/v1/inventory/items/NOPE"), 404, "Item not found")

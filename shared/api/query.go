@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/store"
 )
 
 // Page size bounds of every list.
@@ -153,12 +154,16 @@ func parseDateTime(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// pageData is a list's data: the records under key, and next_cursor (null on
-// the last page).
-func pageData(key string, items any, next string) map[string]any {
-	var cur any
-	if next != "" {
-		cur = next
+// writePage answers a list: "<noun> found: N" with the page's records,
+// converted by toJSON, under key, and next_cursor (null on the last page).
+func writePage[T, J any](w http.ResponseWriter, noun, key string, page store.Page[T], toJSON func(T) J) error {
+	out := make([]J, len(page.Items))
+	for i, v := range page.Items {
+		out[i] = toJSON(v)
 	}
-	return map[string]any{key: items, "next_cursor": cur}
+	var next any
+	if page.Next != "" {
+		next = page.Next
+	}
+	return writeOK(w, noun+" found: "+strconv.Itoa(len(out)), map[string]any{key: out, "next_cursor": next})
 }

@@ -351,9 +351,5 @@ func listSales(s *Server, w http.ResponseWriter, r *http.Request, acct business.
 	if err != nil {
 		return err
 	}
-	out := make([]saleJSON, len(page.Items))
-	for i, sale := range page.Items {
-		out[i] = toSaleJSON(sale)
-	}
-	return writeOK(w, "Sales found: "+strconv.Itoa(len(out)), pageData("sales", out, page.Next))
+	return writePage(w, "Sales", "sales", page, toSaleJSON)
 }

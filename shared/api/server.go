@@ -53,17 +53,18 @@ func (s *Server) Handler(routes []Route) http.Handler {
 	for _, m := range allow {
 		sort.Strings(m)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Request-Id", requestID(r.Context()))
-		if _, pattern := mux.Handler(r); pattern != "" {
-			mux.ServeHTTP(w, r) // ServeHTTP, not the handler alone, sets r.PathValue
-			return
-		}
+	// "/" is less specific than every route, so it only gets what no route
+	// matches: a known path with another method (405) or an unknown path.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := paths.Handler(r); pattern != "" {
 			paths.ServeHTTP(w, r)
 			return
 		}
 		writeError(w, r, s.log, business.Errorf(business.ENOTFOUND, "Route not found"))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", requestID(r.Context()))
+		mux.ServeHTTP(w, r)
 	})
 }
 

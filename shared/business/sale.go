@@ -110,6 +110,9 @@ func NewTransactionID() string {
 	return fmt.Sprintf("txn_%x", b)
 }
 
+// NewItemCode returns a random item code such as ITM-482910.
+func NewItemCode() string { return "ITM-" + NewInvoiceCode() }
+
 // NewInvoiceCode returns a random 6-digit code (100000-999999).
 func NewInvoiceCode() string {
 	var b [8]byte

@@ -125,9 +125,6 @@ func literal(b []byte) (string, error) {
 // String formats a as "10.00".
 func (a Amount) String() string { return a.d.StringFixed(2) }
 
-// Decimal returns the exact value.
-func (a Amount) Decimal() decimal.Decimal { return a.d }
-
 // IsZero reports whether a is 0.00.
 func (a Amount) IsZero() bool { return a.d.IsZero() }
 
@@ -181,17 +178,11 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 // String formats q without trailing zeros: "2", "1.5".
 func (q Quantity) String() string { return q.d.String() }
 
-// Decimal returns the exact value.
-func (q Quantity) Decimal() decimal.Decimal { return q.d }
-
 // IsZero reports whether q is 0.
 func (q Quantity) IsZero() bool { return q.d.IsZero() }
 
 // Cmp compares q and r: -1, 0 or +1.
 func (q Quantity) Cmp(r Quantity) int { return q.d.Cmp(r.d) }
-
-// Sub returns q-r, which may be negative.
-func (q Quantity) Sub(r Quantity) decimal.Decimal { return q.d.Sub(r.d) }
 
 // MarshalJSON writes the quantity as a string, as the API description types it.
 func (q Quantity) MarshalJSON() ([]byte, error) { return quote(q.String()), nil }

@@ -215,8 +215,8 @@ func (s *Store) CreateItem(ctx context.Context, account string, x business.Item,
 			if reads[0] == nil {
 				return nil, nil, categoryMissing(x.CategoryID)
 			}
-			if codeGenerated {
-				x.ItemCode = "ITM-" + business.NewInvoiceCode()
+			if codeGenerated { // drawn afresh on every attempt, so a collision retries
+				x.ItemCode = business.NewItemCode()
 			}
 			x.Slug = slug
 			if reads[1] != nil {
@@ -227,8 +227,7 @@ func (s *Store) CreateItem(ctx context.Context, account string, x business.Item,
 			if err != nil {
 				return nil, nil, err
 			}
-			codeTaken := error(&business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("item_code %s is already used by another item", x.ItemCode),
-				Fields: map[string]string{"item_code": "is already used"}})
+			codeTaken := taken("item_code", x.ItemCode)
 			if codeGenerated {
 				codeTaken = errRetry
 			}

@@ -32,15 +32,14 @@ type Range struct {
 
 // query is one list request on one partition of an index.
 type query struct {
-	index   string // "" for the table itself
-	pk      string
-	rng     Range
-	filter  string // optional FilterExpression for conditions the key cannot express
-	names   map[string]string
-	values  item
-	limit   int
-	cursor  string
-	forward bool
+	index  string // "" for the table itself
+	pk     string
+	rng    Range
+	filter string // optional FilterExpression for conditions the key cannot express
+	names  map[string]string
+	values item
+	limit  int
+	cursor string
 }
 
 func (q query) keyNames() (string, string) {
@@ -88,7 +87,7 @@ func (s *Store) run(ctx context.Context, q query) ([]item, string, int, error) {
 		KeyConditionExpression:    aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-		ScanIndexForward:          aws.Bool(q.forward),
+		ScanIndexForward:          aws.Bool(false), // newest (or latest) first
 		ExclusiveStartKey:         start,
 	}
 	if q.index != "" {

@@ -272,19 +272,18 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			if err != nil {
 				return nil, nil, err
 			}
-			codeTaken := error(business.FieldErrors{"invoice_code": fmt.Sprintf("%s is already used by another sale", sale.InvoiceCode)}.Err())
+			// A generated value that collides is drawn again; a client's is a 409.
+			codeTaken, numberTaken := taken("invoice_code", sale.InvoiceCode), taken("invoice_number", sale.InvoiceNumber)
 			if ns.CodeGenerated {
 				codeTaken = errRetry
 			}
-			numberTaken := error(&business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("invoice_number %s is already used by another sale", sale.InvoiceNumber),
-				Fields: map[string]string{"invoice_number": "is already used"}})
 			if ns.NumberGenerated {
 				numberTaken = errRetry
 			}
 			guard := invoiceNumberGuard(account, sale.InvoiceNumber)
 			guard["type"], guard["invoice_code"] = str("unique"), str(sale.InvoiceCode)
 			actions := []txItem{
-				{action: put(s.table, saleItem(account, sale), "attribute_not_exists(PK)"), onFail: conflict(codeTaken)},
+				{action: put(s.table, saleItem(account, sale), "attribute_not_exists(PK)"), onFail: codeTaken},
 				{action: put(s.table, guard, "attribute_not_exists(PK)"), onFail: numberTaken},
 			}
 			for _, p := range rec.Payments {
@@ -325,13 +324,10 @@ func byCode(codes []string, found []item) map[string]item {
 	return m
 }
 
-// conflict turns a field error into an ECONFLICT (a duplicate is a 409),
-// leaving errRetry alone.
-func conflict(err error) error {
-	if e, ok := err.(*business.Error); ok {
-		return &business.Error{Code: business.ECONFLICT, Message: e.Message, Fields: e.Fields}
-	}
-	return err
+// taken is the ECONFLICT for a unique field whose value another record has.
+func taken(field, value string) error {
+	return &business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("%s %s is already used by another record", field, value),
+		Fields: map[string]string{field: "is already used"}}
 }
 
 // FindSale returns a sale and its payments with one Query. Returns ENOTFOUND
@@ -428,8 +424,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			guard := invoiceNumberGuard(account, next.InvoiceNumber)
 			guard["type"], guard["invoice_code"] = str("unique"), str(next.InvoiceCode)
 			actions = append(actions,
-				txItem{action: put(s.table, guard, "attribute_not_exists(PK)"), onFail: &business.Error{Code: business.ECONFLICT,
-					Message: fmt.Sprintf("invoice_number %s is already used by another sale", next.InvoiceNumber), Fields: map[string]string{"invoice_number": "is already used"}}},
+				txItem{action: put(s.table, guard, "attribute_not_exists(PK)"), onFail: taken("invoice_number", next.InvoiceNumber)},
 				txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: invoiceNumberGuard(account, cur.Sale.InvoiceNumber)}}})
 		}
 		rec.Sale = next

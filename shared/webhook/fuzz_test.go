@@ -21,7 +21,7 @@ func FuzzVerify(f *testing.F) {
 	v := Verifier{Secret: secret, Now: func() time.Time { return now }}
 	f.Fuzz(func(t *testing.T, body []byte, sig, id, ts, std string) {
 		h := http.Header{}
-		for k, val := range map[string]string{HeaderSignature: sig, HeaderID: id, HeaderTimestamp: ts, HeaderStdSigature: std} {
+		for k, val := range map[string]string{HeaderSignature: sig, HeaderID: id, HeaderTimestamp: ts, HeaderStandardSignature: std} {
 			if val != "" {
 				h[http.CanonicalHeaderKey(k)] = []string{val}
 			}
@@ -34,7 +34,7 @@ func FuzzVerify(f *testing.F) {
 				t.Fatalf("accepted signature %q for a body whose signature is %q", sig, want)
 			}
 		}
-		if h.Get(HeaderStdSigature) != "" {
+		if h.Get(HeaderStandardSignature) != "" {
 			n, err := strconv.ParseInt(h.Get(HeaderTimestamp), 10, 64)
 			if err != nil {
 				t.Fatal("accepted a standard signature without a timestamp")

@@ -90,7 +90,7 @@ func (s *Sender) Send(ctx context.Context, d business.Delivery, callbackURL, sec
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
 	if secret != "" {
 		req.Header.Set(HeaderSignature, Sign(d.Payload, secret))
-		req.Header.Set(HeaderStdSigature, SignStandard(d.WebhookID, ts, d.Payload, secret))
+		req.Header.Set(HeaderStandardSignature, SignStandard(d.WebhookID, ts, d.Payload, secret))
 	}
 	start := time.Now()
 	res, err := s.client.Do(req)

@@ -20,10 +20,10 @@ import (
 
 // Header names.
 const (
-	HeaderSignature   = "signature"
-	HeaderID          = "webhook-id"
-	HeaderTimestamp   = "webhook-timestamp"
-	HeaderStdSigature = "webhook-signature"
+	HeaderSignature         = "signature"
+	HeaderID                = "webhook-id"
+	HeaderTimestamp         = "webhook-timestamp"
+	HeaderStandardSignature = "webhook-signature"
 )
 
 // Sign returns the `signature` header value: lowercase hex HMAC-SHA256 of

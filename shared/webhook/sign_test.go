@@ -50,7 +50,7 @@ func TestVerifier(t *testing.T) {
 		}
 		return h
 	}
-	good := []string{HeaderSignature, vectorHex, HeaderID, "msg_txn_1", HeaderTimestamp, "1700000000", HeaderStdSigature, vectorStd}
+	good := []string{HeaderSignature, vectorHex, HeaderID, "msg_txn_1", HeaderTimestamp, "1700000000", HeaderStandardSignature, vectorStd}
 	tampered := []byte(strings.Replace(string(b), "50.00", "500.00", 1))
 	cases := []struct {
 		name string
@@ -68,8 +68,8 @@ func TestVerifier(t *testing.T) {
 		{"MissingHeaderProcessed", headers(), b, v, nil},
 		{"Stale", headers(good...), b, Verifier{Secret: vectorSecret, Now: func() time.Time { return now.Add(6 * time.Minute) }}, ErrStale},
 		{"Future", headers(good...), b, Verifier{Secret: vectorSecret, Now: func() time.Time { return now.Add(-6 * time.Minute) }}, ErrStale},
-		{"StdWrongID", headers(HeaderID, "msg_other", HeaderTimestamp, "1700000000", HeaderStdSigature, vectorStd), b, v, ErrBadSignature},
-		{"StdRotation", headers(HeaderID, "msg_txn_1", HeaderTimestamp, "1700000000", HeaderStdSigature, "v1,AAAA "+vectorStd), b, v, nil},
+		{"StdWrongID", headers(HeaderID, "msg_other", HeaderTimestamp, "1700000000", HeaderStandardSignature, vectorStd), b, v, ErrBadSignature},
+		{"StdRotation", headers(HeaderID, "msg_txn_1", HeaderTimestamp, "1700000000", HeaderStandardSignature, "v1,AAAA "+vectorStd), b, v, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestVerifierHandler(t *testing.T) {
 		}
 		req.Header.Set(HeaderID, "msg_txn_1")
 		req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-		req.Header.Set(HeaderStdSigature, SignStandard("msg_txn_1", ts, b, vectorSecret))
+		req.Header.Set(HeaderStandardSignature, SignStandard("msg_txn_1", ts, b, vectorSecret))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		return rec.Code

@@ -44,7 +44,7 @@ func (v Verifier) Verify(h http.Header, body []byte) error {
 			return ErrBadSignature
 		}
 	}
-	std := h.Get(HeaderStdSigature)
+	std := h.Get(HeaderStandardSignature)
 	if std == "" {
 		return nil
 	}
