@@ -106,7 +106,7 @@ func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err := decodeObject(body, &req, ""); err != nil {
 		return err
 	}
-	ifMatch := r.Header.Get("If-Match")
+	ifMatch := ifMatchHeader(r)
 	c, err := s.store.UpdateCustomer(r.Context(), acct.ID, id, func(c *business.Customer) error {
 		if err := checkIfMatch(ifMatch, c.Version); err != nil {
 			return err
@@ -148,12 +148,16 @@ func readCreate(r *http.Request) ([]byte, *store.Idempotency, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	k := r.Header.Get("Idempotency-Key")
-	if k == "" {
+	vals := r.Header.Values("Idempotency-Key")
+	if len(vals) == 0 {
 		return body, nil, nil
 	}
-	if len(k) > 255 || strings.ContainsFunc(k, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
-		return nil, nil, business.Errorf(business.EINVALID, "Idempotency-Key must be 1 to 255 visible ASCII characters")
+	// A comma is refused rather than read: API Gateway's Lambda adapter splits
+	// a header on commas, so the key could not arrive whole on every path.
+	k := vals[0]
+	if len(vals) > 1 || k == "" || len(k) > 255 || strings.ContainsFunc(k, func(c rune) bool { return c < 0x21 || c > 0x7e || c == ',' }) {
+		return nil, nil, &business.Error{Code: business.EINVALID, Message: "Idempotency-Key must be sent once, as 1 to 255 visible ASCII characters other than a comma",
+			Fields: map[string]string{"Idempotency-Key": "must be 1 to 255 visible ASCII characters other than a comma, sent once"}}
 	}
 	// The route is the path pattern, so one key may be reused across routes.
 	route := strings.ReplaceAll(r.Pattern, " ", "")
@@ -170,12 +174,30 @@ func pathID(r *http.Request, notFound string) (int64, error) {
 	return id, nil
 }
 
+// pathCode reads a code path value (invoice_code, item_code); a value that
+// valid rejects is the record's 404, since no such record can exist (and it
+// never reaches the store, whose keys have size limits).
+func pathCode(r *http.Request, name string, valid func(string) bool, notFound string) (string, error) {
+	code := r.PathValue(name)
+	if !valid(code) {
+		return "", business.Errorf(business.ENOTFOUND, "%s", notFound)
+	}
+	return code, nil
+}
+
 // setETag sends a record's version as its entity tag.
 func setETag(w http.ResponseWriter, version int64) {
 	w.Header().Set("ETag", etag(version))
 }
 
 func etag(version int64) string { return `"v` + strconv.FormatInt(version, 10) + `"` }
+
+// ifMatchHeader returns the If-Match list as sent: every value of the header
+// joined by commas, so a list split into several values (as API Gateway's
+// Lambda adapter splits it) reads the same as one header.
+func ifMatchHeader(r *http.Request) string {
+	return strings.Join(r.Header.Values("If-Match"), ", ")
+}
 
 // checkIfMatch returns EPRECONDITION when an If-Match header names another
 // version than the current one.

@@ -159,6 +159,10 @@ func fieldMessage(err error) string {
 	return "is not valid"
 }
 
+// MaxInt is the largest integer a request field accepts: the largest that
+// every JSON client reads back exactly (2^53 - 1).
+const MaxInt = 1<<53 - 1
+
 // Int is an integer request field that also accepts a string of digits, since
 // the description types ids as integers in requests and strings in responses.
 type Int int64
@@ -170,8 +174,8 @@ func (i *Int) UnmarshalJSON(b []byte) error {
 		s = s[1 : len(s)-1]
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 1 {
-		return business.Errorf(business.EINVALID, "must be a positive integer")
+	if err != nil || v < 1 || v > MaxInt {
+		return business.Errorf(business.EINVALID, "must be a positive integer of at most %d", MaxInt)
 	}
 	*i = Int(v)
 	return nil

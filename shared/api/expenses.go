@@ -61,7 +61,7 @@ func (req expenseRequest) apply(e *business.Expense) {
 
 func listExpenses(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "expense_type", "created_at", "updated_at")
-	f := store.ExpenseFilter{ExpenseType: q.str("expense_type"), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
+	f := store.ExpenseFilter{ExpenseType: q.text("expense_type", 100), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
 	if err := q.err(); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func editExpense(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	if err != nil {
 		return err
 	}
-	ifMatch := r.Header.Get("If-Match")
+	ifMatch := ifMatchHeader(r)
 	e, err := s.store.UpdateExpense(r.Context(), acct.ID, id, func(e *business.Expense) error {
 		if err := checkIfMatch(ifMatch, e.Version); err != nil {
 			return err

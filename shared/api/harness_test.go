@@ -29,6 +29,7 @@ type env struct {
 	key   string
 	acct  business.Account
 	calls atomic.Int64
+	spans store.Calls
 }
 
 func newEnv(t *testing.T) *env { t.Helper(); return newEnvTTL(t, 0) }
@@ -37,7 +38,7 @@ func newEnv(t *testing.T) *env { t.Helper(); return newEnvTTL(t, 0) }
 func newEnvTTL(t testing.TB, keyTTL time.Duration) *env {
 	t.Helper()
 	e := &env{t: t}
-	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls))
+	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls), e.spans.Option())
 	e.store = st
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	e.srv = httptest.NewServer(api.NewServer(st, log, keyTTL).Handler(api.Routes))

@@ -37,7 +37,7 @@ func (req categoryRequest) apply(c *business.Category) {
 
 func listCategories(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "category_name", "created_at", "updated_at")
-	f := store.CategoryFilter{Name: q.str("category_name"), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
+	f := store.CategoryFilter{Name: q.text("category_name", 100), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
 	if err := q.err(); err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func editCategory(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err := decodeObject(body, &req, ""); err != nil {
 		return err
 	}
-	ifMatch := r.Header.Get("If-Match")
+	ifMatch := ifMatchHeader(r)
 	c, err := s.store.UpdateCategory(r.Context(), acct.ID, id, func(c *business.Category) error {
 		if err := checkIfMatch(ifMatch, c.Version); err != nil {
 			return err
@@ -235,7 +235,11 @@ func listItems(s *Server, w http.ResponseWriter, r *http.Request, acct business.
 }
 
 func getItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	x, err := s.store.FindItem(r.Context(), acct.ID, r.PathValue("item_code"))
+	code, err := pathCode(r, "item_code", business.ValidItemCode, "Item not found")
+	if err != nil {
+		return err
+	}
+	x, err := s.store.FindItem(r.Context(), acct.ID, code)
 	if err != nil {
 		return err
 	}
@@ -276,7 +280,10 @@ func addItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 }
 
 func editItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	code := r.PathValue("item_code")
+	code, err := pathCode(r, "item_code", business.ValidItemCode, "Item not found")
+	if err != nil {
+		return err
+	}
 	body, err := readBody(r)
 	if err != nil {
 		return err
@@ -288,7 +295,7 @@ func editItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.A
 	if req.ItemCode.Set && string(req.ItemCode.V) != code {
 		return business.FieldErrors{"item_code": fmt.Sprintf("must equal the item code in the path (%s); an item code cannot be changed", code)}.Err()
 	}
-	ifMatch := r.Header.Get("If-Match")
+	ifMatch := ifMatchHeader(r)
 	x, err := s.store.UpdateItem(r.Context(), acct.ID, code, func(x *business.Item) error {
 		if err := checkIfMatch(ifMatch, x.Version); err != nil {
 			return err

@@ -87,9 +87,12 @@ func TestCategoriesAndItems(t *testing.T) {
 		t.Fatalf("%s", r.raw)
 	}
 	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "  grains "}), 409, "")
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Oils"}), 200, "")
-	want(t, e.put("/api/v1/inventory/categories/2", map[string]any{"category_name": "GRAINS"}), 409, "")
-	want(t, e.put("/api/v1/inventory/categories/2", map[string]any{"category_name": "Cooking Oils"}), 200, "Category updated successfully")
+	r = e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Oils"})
+	want(t, r, 200, "")
+	oilsID := r.data()["categories"].(map[string]any)["id"].(float64)
+	oils := fmt.Sprintf("/api/v1/inventory/categories/%v", oilsID)
+	want(t, e.put(oils, map[string]any{"category_name": "GRAINS"}), 409, "")
+	want(t, e.put(oils, map[string]any{"category_name": "Cooking Oils"}), 200, "Category updated successfully")
 	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "oils"}), 200, "") // released name is free
 	want(t, e.put("/api/v1/inventory/categories/9", map[string]any{"category_name": "x"}), 404, "Category not found")
 	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": ""}), 400, "")
@@ -138,18 +141,19 @@ func TestCategoriesAndItems(t *testing.T) {
 
 	want(t, e.get("/api/v1/inventory/items/RICE-5"), 200, "Item found")
 	want(t, e.get("/api/v1/inventory/items/NOPE"), 404, "Item not found")
-	r = e.put("/api/v1/inventory/items/RICE-5", map[string]any{"item_price": 90, "quantity": "2", "category_id": 2})
+	r = e.put("/api/v1/inventory/items/RICE-5", map[string]any{"item_price": 90, "quantity": "2", "category_id": oilsID})
 	want(t, r, 200, "Item updated successfully")
 	x = r.data()["items"].(map[string]any)
-	if x["previous_price"] != 85.5 || x["item_price"] != float64(90) || x["status"] != "low-stock" || x["category_id"] != float64(2) {
+	if x["previous_price"] != 85.5 || x["item_price"] != float64(90) || x["status"] != "low-stock" || x["category_id"] != oilsID {
 		t.Fatalf("%s", r.raw)
 	}
 	want(t, e.put("/api/v1/inventory/items/RICE-5", map[string]any{"category_id": 42}), 400, "")
 	want(t, e.put("/api/v1/inventory/items/RICE-5", map[string]any{"item_code": "OTHER"}), 400, "")
 	want(t, e.put("/api/v1/inventory/items/NOPE", map[string]any{"item_price": 1}), 404, "Item not found")
 
-	for q, n := range map[string]int{"": 2, "?category_id=1": 1, "?category_id=2": 1, "?category_id=3": 0,
-		"?updated_at=2999-01-01": 2, "?created_at=2000-01-01%2000:00:00&category_id=2": 1} {
+	oilsQ := fmt.Sprintf("category_id=%v", oilsID)
+	for q, n := range map[string]int{"": 2, "?category_id=1": 1, "?" + oilsQ: 1, "?category_id=99": 0,
+		"?updated_at=2999-01-01": 2, "?created_at=2000-01-01%2000:00:00&" + oilsQ: 1} {
 		want(t, e.get("/api/v1/inventory/items"+q), 200, fmt.Sprintf("Items found: %d", n))
 	}
 	want(t, e.get("/api/v1/inventory/items?category_id=abc"), 400, "")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"bizdata/shared/business"
 	"bizdata/shared/store"
@@ -29,19 +30,24 @@ type listQuery struct {
 
 // parseList refuses unknown and repeated parameters and reads limit and
 // cursor. Filters are read with the typed getters, then err reports every
-// problem at once.
+// problem at once. A query string that does not parse (bad percent-encoding,
+// ';' as a separator) is refused naming the parameter, never read in part:
+// a filter is never silently dropped.
 func parseList(r *http.Request, filters ...string) *listQuery {
-	q := &listQuery{values: r.URL.Query(), fe: business.FieldErrors{}, limit: DefaultLimit}
+	q := &listQuery{values: url.Values{}, fe: business.FieldErrors{}, limit: DefaultLimit}
 	allowed := map[string]bool{"limit": true, "cursor": true}
 	for _, f := range filters {
 		allowed[f] = true
 	}
+	q.parse(r.URL.RawQuery)
 	var unknown []string
 	for name, vals := range q.values {
 		if !allowed[name] {
 			unknown = append(unknown, name)
 		} else if len(vals) > 1 {
 			q.fe.Add(name, "must be given at most once")
+		} else if strings.TrimSpace(vals[0]) == "" {
+			q.fe.Add(name, "must not be empty; leave the parameter out to not filter by it")
 		}
 	}
 	if len(unknown) > 0 {
@@ -62,10 +68,54 @@ func parseList(r *http.Request, filters ...string) *listQuery {
 	return q
 }
 
+// parse splits a raw query string on '&' as url.ParseQuery does, but
+// records each pair that does not parse as a field error instead of
+// dropping it.
+func (q *listQuery) parse(raw string) {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			q.fe.Add(rawName, "the parameter's name is not valid percent-encoding")
+			continue
+		}
+		if strings.Contains(rawName, ";") || strings.Contains(rawValue, ";") {
+			q.fe.Add(name, "contains ';', which does not separate parameters: use '&', or send ';' in a value as %3B")
+			continue
+		}
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			q.fe.Add(name, "is not valid percent-encoding (send '%' as %25)")
+			continue
+		}
+		if !utf8.ValidString(name) || !utf8.ValidString(value) {
+			q.fe.Add(name, "must be UTF-8 text")
+			continue
+		}
+		q.values[name] = append(q.values[name], value)
+	}
+}
+
 func (q *listQuery) err() error { return q.fe.Err() }
 
 // str returns a filter's value, trimmed.
 func (q *listQuery) str(name string) string { return strings.TrimSpace(q.values.Get(name)) }
+
+// text returns a free-text filter's value, at most max characters (longer
+// could match no record, and would not fit in a key).
+func (q *listQuery) text(name string, max int) string {
+	v := q.str(name)
+	if utf8.RuneCountInString(v) > max {
+		q.fe.Add(name, "must be at most "+strconv.Itoa(max)+" characters")
+		return ""
+	}
+	return v
+}
 
 // oneOf returns a filter's value when it is one of allowed.
 func (q *listQuery) oneOf(name string, allowed ...string) string {

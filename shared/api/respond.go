@@ -7,10 +7,12 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 
 	"bizdata/shared/business"
+	"bizdata/shared/store"
 )
 
 // statusByCode is the one table from error code to HTTP status.
@@ -24,6 +26,7 @@ var statusByCode = map[string]int{
 	business.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	business.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	business.EBUSY:         http.StatusServiceUnavailable,
+	business.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	business.EINTERNAL:     http.StatusInternalServerError,
 }
 
@@ -72,11 +75,25 @@ func writeOK(w http.ResponseWriter, message string, data any) error {
 	return nil
 }
 
+// RetryAfterSeconds is the Retry-After of every 503: contention and outages
+// are short, and clients back off further on their own.
+const RetryAfterSeconds = "1"
+
 // writeError writes err as an error envelope. Internal errors are logged with
-// their cause and shown to the caller only as "Internal server error".
+// their cause and shown to the caller only as "Internal server error". A
+// database that is throttled or unreachable is 503 with Retry-After (its
+// cause logged), so a client can tell an outage from a bug.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	err = store.Unavailable(err)
 	status := StatusOf(err)
 	env := envelope{Status: status}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", RetryAfterSeconds)
+		if cause := errors.Unwrap(err); cause != nil {
+			log.WarnContext(r.Context(), "database unavailable", "request_id", w.Header().Get("X-Request-Id"),
+				"method", r.Method, "path", r.URL.Path, "error", cause.Error())
+		}
+	}
 	var e *business.Error
 	if status == http.StatusInternalServerError || !asError(err, &e) {
 		log.ErrorContext(r.Context(), "request failed", "request_id", w.Header().Get("X-Request-Id"),

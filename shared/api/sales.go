@@ -287,7 +287,11 @@ func addSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 }
 
 func getSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	rec, err := s.store.FindSale(r.Context(), acct.ID, r.PathValue("invoice_code"))
+	code, err := pathCode(r, "invoice_code", business.ValidInvoiceCode, "Sale not found")
+	if err != nil {
+		return err
+	}
+	rec, err := s.store.FindSale(r.Context(), acct.ID, code)
 	if err != nil {
 		return err
 	}
@@ -296,7 +300,10 @@ func getSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 }
 
 func editSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	code := r.PathValue("invoice_code")
+	code, err := pathCode(r, "invoice_code", business.ValidInvoiceCode, "Sale not found")
+	if err != nil {
+		return err
+	}
 	body, err := readBody(r)
 	if err != nil {
 		return err
@@ -308,7 +315,7 @@ func editSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.A
 	if string(req.InvoiceCode.V) != code {
 		return business.FieldErrors{"invoice_code": fmt.Sprintf("must equal the invoice code in the path (%s); an invoice code cannot be changed", code)}.Err()
 	}
-	ifMatch := r.Header.Get("If-Match")
+	ifMatch := ifMatchHeader(r)
 	rec, err := s.store.UpdateSale(r.Context(), acct.ID, code, func(cur store.SaleRecord, next *business.Sale) error {
 		if err := checkIfMatch(ifMatch, cur.Sale.Version); err != nil {
 			return err

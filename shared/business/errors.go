@@ -23,6 +23,7 @@ const (
 	EMETHOD       = "method"       // the route exists, the method does not
 	EINTERNAL     = "internal"     // anything else; never shown to the caller
 	EBUSY         = "busy"         // too much contention; safe to retry
+	EUNAVAILABLE  = "unavailable"  // the database is throttled or unreachable; safe to retry
 )
 
 // Error is the product's error: a code for machines, a message for people and,
@@ -31,7 +32,12 @@ type Error struct {
 	Code    string
 	Message string
 	Fields  map[string]string
+	// Cause is the failure behind an EUNAVAILABLE, for the log; never shown.
+	Cause error
 }
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // Error implements error.
 func (e *Error) Error() string {

@@ -174,6 +174,14 @@ func Slugify(name string) string {
 	return b.String()
 }
 
+// ValidItemCode reports whether code has an item code's form; no item can
+// have any other.
+func ValidItemCode(code string) bool { return codeRE.MatchString(code) }
+
+// SuffixedSlug is the slug an item gets when another item holds the plain
+// one: the plain slug and the item's code, lower-cased.
+func SuffixedSlug(slug, code string) string { return slug + "-" + NameKey(code) }
+
 // StockMoves returns, per item code, how much stock going from the old lines
 // to the new ones takes (positive) or gives back (negative); codes whose
 // quantity does not change are left out.

@@ -102,6 +102,10 @@ var (
 	colourRE  = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
 )
 
+// ValidInvoiceCode reports whether code has an invoice code's form; no sale
+// can have any other.
+func ValidInvoiceCode(code string) bool { return sixDigits.MatchString(code) }
+
 // NewTransactionID returns a unique payment transaction id such as
 // txn_5f0c3a9e1b7d4c2a8e6f1a3b.
 func NewTransactionID() string {
@@ -251,15 +255,15 @@ func (s *Sale) checkAmounts(fe FieldErrors) {
 }
 
 // CheckEdit applies the rules that tie an edit to the sale it changes:
-// amount_paid never decreases, and a paid sale keeps its amounts, discount
-// and lines. Returns EINVALID naming each refused change.
+// amount_paid never decreases, and a paid sale, a document the customer
+// holds, keeps its amounts, discount, lines, customer and invoice number. Returns EINVALID naming each refused change.
 func CheckEdit(old, new *Sale) error {
 	fe := FieldErrors{}
 	if new.AmountPaid.Cmp(old.AmountPaid) < 0 {
 		fe.Add("amount_paid", fmt.Sprintf("must not decrease: %s has been received already", old.AmountPaid))
 	}
 	if old.PaymentStatus == StatusPaid {
-		const final = "cannot change: the sale is paid and finalized (notes, terms, colour and reminders stay editable)"
+		const final = "cannot change: the sale is paid and finalized (notes, terms, colour, reminders, issued_by, due_date and payment_date stay editable)"
 		if old.SubTotal.Cmp(new.SubTotal) != 0 {
 			fe.Add("sub_total_amount", final)
 		}
@@ -271,6 +275,12 @@ func CheckEdit(old, new *Sale) error {
 		}
 		if !sameLines(old.Lines, new.Lines) {
 			fe.Add("items", final)
+		}
+		if old.CustomerID != new.CustomerID {
+			fe.Add("customer_id", final)
+		}
+		if old.InvoiceNumber != new.InvoiceNumber {
+			fe.Add("invoice_number", final)
 		}
 	}
 	return fe.Err()

@@ -202,6 +202,12 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// maxQuantity is the largest Quantity: 9 integer digits, 3 decimals.
+var maxQuantity = decimal.RequireFromString("999999999.999")
+
+// MaxQuantity is the largest stock an item can hold.
+func MaxQuantity() Quantity { return Quantity{maxQuantity} }
+
 // Delta is a signed change of stock: positive takes, negative gives back.
 type Delta struct{ d decimal.Decimal }
 
@@ -222,3 +228,17 @@ func (d Delta) IsNegative() bool { return d.d.IsNegative() }
 
 // String formats d as a decimal, "-1.5" for a return of 1.5.
 func (d Delta) String() string { return d.d.String() }
+
+// Abs returns the size of d as a quantity, which may exceed MaxQuantity.
+func (d Delta) Abs() Delta { return Delta{d.d.Abs()} }
+
+// Headroom returns the largest stock that can take d without leaving the
+// range of Quantity: for a give-back (negative d), MaxQuantity - |d|, and
+// false when even an empty stock could not take it.
+func (d Delta) Headroom() (string, bool) {
+	if !d.d.IsNegative() {
+		return maxQuantity.String(), true
+	}
+	h := maxQuantity.Sub(d.d.Abs())
+	return h.String(), !h.IsNegative()
+}

@@ -16,7 +16,7 @@ func keyPK(hash string) string { return "KEY#" + hash }
 
 // accountFields writes the account's own fields into it; the key item carries
 // a copy so that authenticating a request is one GetItem.
-func accountFields(it item, a business.Account) {
+func accountFields(it attrs, a business.Account) {
 	it["account_id"] = str(a.ID)
 	it["name"] = str(a.Name)
 	it["business_code"] = str(a.BusinessCode)
@@ -25,7 +25,7 @@ func accountFields(it item, a business.Account) {
 	it["created_at"] = str(fmtTime(a.CreatedAt))
 }
 
-func accountFrom(it item) business.Account {
+func accountFrom(it attrs) business.Account {
 	return business.Account{
 		ID:            getS(it, "account_id"),
 		Name:          getS(it, "name"),
@@ -88,7 +88,7 @@ func (s *Store) RotateKey(ctx context.Context, accountID string) (string, error)
 				Key:                       key(acctPK(accountID), "ACCOUNT"),
 				UpdateExpression:          aws.String("SET key_hash = :new"),
 				ConditionExpression:       aws.String("key_hash = :old"),
-				ExpressionAttributeValues: item{":new": str(hash), ":old": str(oldHash)},
+				ExpressionAttributeValues: attrs{":new": str(hash), ":old": str(oldHash)},
 			}}, onFail: errRetry},
 			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(oldHash), "KEY")}}},
 			{action: put(s.table, k, "attribute_not_exists(PK)"), onFail: errRetry},
@@ -131,7 +131,7 @@ func (s *Store) FindAccount(ctx context.Context, accountID string) (business.Acc
 // when the account does not exist.
 func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Webhook) error {
 	expr := "SET callback_url = :u REMOVE callback_secret"
-	vals := item{":u": str(w.CallbackURL)}
+	vals := attrs{":u": str(w.CallbackURL)}
 	if w.CallbackSecret != "" {
 		expr = "SET callback_url = :u, callback_secret = :s"
 		vals[":s"] = str(w.CallbackSecret)
@@ -151,7 +151,7 @@ func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Web
 	return nil
 }
 
-func put(table string, it item, cond string) types.TransactWriteItem {
+func put(table string, it attrs, cond string) types.TransactWriteItem {
 	p := &types.Put{TableName: aws.String(table), Item: it}
 	if cond != "" {
 		p.ConditionExpression = aws.String(cond)

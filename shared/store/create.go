@@ -1,9 +1,13 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"bizdata/shared/business"
@@ -28,61 +32,78 @@ type Idempotency struct {
 // store keeps that body with the Idempotency-Key so a retry gets it again.
 type Render[T any] func(T) ([]byte, error)
 
-// createSpec describes one creation: the id counter to advance, items to read
-// alongside the counter, and how to build the transaction once the id is known.
+// createSpec describes one creation: the kind whose next id the record gets,
+// items to read alongside, and how to build the transaction once the id is
+// known.
 type createSpec struct {
 	account string
 	kind    string
-	reads   []item
+	reads   []attrs
 	idem    *Idempotency
 	// build returns the transaction's actions and the response body for id;
 	// reads holds the items found for spec.reads, nil where one is missing.
-	build func(id int64, now time.Time, reads []item) ([]txItem, []byte, error)
+	build func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error)
 }
 
-// create assigns the next id of spec.kind and runs spec's transaction with the
-// counter's advance (so ids have no gaps) and the idempotency record in it.
-// It returns the response body: the new one, or the stored one when the
-// Idempotency-Key was seen before with the same body. Returns ECONFLICT when
-// the key was used with another body, and whatever build or the transaction's
-// conditions report.
+// create runs one creation in two sequential round trips: first, in
+// parallel, the next id of spec.kind (an atomic counter, so one account's
+// creates never take turns) and the items spec reads together with the
+// Idempotency-Key's record; then one transaction writing the record and the
+// key's record with the response.
+//
+// A replay is recognised before anything else decides the answer: a key
+// already recorded with the same body returns the first response (also after
+// the record was edited, or when the first request took the last stock), and
+// when the transaction fails on any condition, the key is read again, since
+// an identical request may have committed in between. Returns ECONFLICT when
+// the key was used with another body, and whatever build or the
+// transaction's conditions report.
 func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 	var body []byte
+	id := int64(0)
 	err := retrying(ctx, func() error {
 		now := s.now().Truncate(time.Second)
-		counterKey := key(acctPK(spec.account), "COUNTER#"+spec.kind)
-		found, err := s.batchGet(ctx, append([]item{counterKey}, spec.reads...))
-		if err != nil {
-			return err
-		}
-		last := int64(0)
-		if found[0] != nil {
-			last = getInt(found[0], "n")
-		}
-		actions, resp, err := spec.build(last+1, now, found[1:])
-		if err != nil {
-			return err
-		}
-		counter := types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.table),
-			Item:      item{"PK": counterKey["PK"], "SK": counterKey["SK"], "n": nInt(last + 1), "type": str("counter")},
-		}}
-		if last == 0 {
-			counter.Put.ConditionExpression = aws.String("attribute_not_exists(PK)")
-		} else {
-			counter.Put.ConditionExpression = aws.String("n = :last")
-			counter.Put.ExpressionAttributeValues = item{":last": nInt(last)}
-		}
-		actions = append(actions, txItem{action: counter, onFail: errRetry})
-		var idemFail error
+		keys := spec.reads
 		if spec.idem != nil {
-			idemFail = errors.New("idempotency key seen")
-			actions = append(actions, txItem{action: s.idemPut(spec.account, spec.idem, resp, now), onFail: idemFail})
+			keys = append([]attrs{idemKey(spec.account, spec.idem)}, spec.reads...)
+		}
+		found, drawn, err := s.readWithID(ctx, keys, spec.account, spec.kind, id == 0)
+		if err != nil {
+			return err
+		}
+		if drawn != 0 {
+			id = drawn
+		}
+		if spec.idem != nil {
+			if rec := found[0]; liveIdem(rec, now) {
+				body, err = replayFrom(rec, spec.idem)
+				return err
+			}
+			found = found[1:]
+		}
+		actions, resp, err := spec.build(id, now, found)
+		if err != nil {
+			return err
+		}
+		if spec.idem != nil {
+			put, err := s.idemPut(spec.account, spec.idem, resp, now)
+			if err != nil {
+				return err
+			}
+			actions = append(actions, txItem{action: put, onFail: errRetry})
 		}
 		err = s.transact(ctx, actions)
-		if idemFail != nil && errors.Is(err, idemFail) {
-			body, err = s.replay(ctx, spec.account, spec.idem)
-			return err
+		if err != nil && spec.idem != nil && isConditionOutcome(err) {
+			// An identical request may have committed first: its answer wins
+			// over whichever condition this attempt failed on.
+			rec, gerr := s.getItem(ctx, idemKey(spec.account, spec.idem))
+			if gerr != nil {
+				return gerr
+			}
+			if liveIdem(rec, now) {
+				body, err = replayFrom(rec, spec.idem)
+				return err
+			}
 		}
 		if err != nil {
 			return err
@@ -93,57 +114,140 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 	return body, err
 }
 
-func idemKey(account string, i *Idempotency) item {
+// isConditionOutcome reports whether err is what a failed transaction
+// condition reports (a business error or a retry), as opposed to a fault.
+func isConditionOutcome(err error) bool {
+	var be *business.Error
+	return errors.Is(err, errRetry) || errors.As(err, &be)
+}
+
+// readWithID reads keys with strong consistency and, when draw is set, in
+// parallel takes the next id of kind from the account's counter.
+func (s *Store) readWithID(ctx context.Context, keys []attrs, account, kind string, draw bool) ([]attrs, int64, error) {
+	if !draw {
+		found, err := s.batchGet(ctx, keys)
+		return found, 0, err
+	}
+	var (
+		wg    sync.WaitGroup
+		id    int64
+		idErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		id, idErr = s.nextID(ctx, account, kind)
+	}()
+	var found []attrs
+	var err error
+	if len(keys) > 0 {
+		found, err = s.batchGet(ctx, keys)
+	}
+	wg.Wait()
+	if err != nil {
+		return nil, 0, err
+	}
+	if idErr != nil {
+		return nil, 0, idErr
+	}
+	return found, id, nil
+}
+
+// nextID advances the account's counter of kind by one and returns its new
+// value. Ids so drawn are unique and increase with time; an id drawn by a
+// request that then fails is not reused, so ids may have gaps.
+func (s *Store) nextID(ctx context.Context, account, kind string) (int64, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(acctPK(account), "COUNTER#"+kind),
+		UpdateExpression:          aws.String("ADD n :one SET #t = :t"),
+		ExpressionAttributeNames:  map[string]string{"#t": "type"},
+		ExpressionAttributeValues: attrs{":one": nInt(1), ":t": str("counter")},
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("next %s id: %w", kind, err)
+	}
+	id := getInt(out.Attributes, "n")
+	if id < 1 {
+		return 0, fmt.Errorf("next %s id: counter returned %q", kind, getN(out.Attributes, "n"))
+	}
+	return id, nil
+}
+
+func idemKey(account string, i *Idempotency) attrs {
 	return key(acctPK(account)+"#IDEM#"+i.Route+"#"+i.Key, "IDEM")
 }
 
-func (s *Store) idemPut(account string, i *Idempotency, resp []byte, now time.Time) types.TransactWriteItem {
+// idemPut records the key with the response, gzipped so that the response
+// of the largest record still fits in one item.
+func (s *Store) idemPut(account string, i *Idempotency, resp []byte, now time.Time) (types.TransactWriteItem, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(resp); err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	if err := zw.Close(); err != nil {
+		return types.TransactWriteItem{}, err
+	}
 	it := idemKey(account, i)
 	it["type"] = str("idempotency")
 	it["body_hash"] = str(i.BodyHash)
-	it["response"] = &types.AttributeValueMemberB{Value: resp}
+	it["response_gz"] = &types.AttributeValueMemberB{Value: buf.Bytes()}
 	it[TTLAttribute] = nInt(now.Add(IdempotencyTTL).Unix())
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName:                 aws.String(s.table),
 		Item:                      it,
 		ConditionExpression:       aws.String("attribute_not_exists(PK) OR " + TTLAttribute + " < :now"),
-		ExpressionAttributeValues: item{":now": nInt(now.Unix())},
-	}}
+		ExpressionAttributeValues: attrs{":now": nInt(now.Unix())},
+	}}, nil
 }
 
-// replay returns the response stored under an Idempotency-Key, or ECONFLICT
-// when the key was first used with a different body.
-func (s *Store) replay(ctx context.Context, account string, i *Idempotency) ([]byte, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: idemKey(account, i), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get idempotency key: %w", err)
-	}
-	if out.Item == nil {
-		return nil, errRetry // expired between the write and this read
-	}
-	if getS(out.Item, "body_hash") != i.BodyHash {
+// liveIdem reports whether rec is an idempotency record that has not expired
+// (DynamoDB's TTL deletes expired items late, so expiry is checked here).
+func liveIdem(rec attrs, now time.Time) bool {
+	return rec != nil && getInt(rec, TTLAttribute) >= now.Unix()
+}
+
+// replayFrom returns the response stored in an idempotency record, or
+// ECONFLICT when the key was first used with a different body.
+func replayFrom(rec attrs, i *Idempotency) ([]byte, error) {
+	if getS(rec, "body_hash") != i.BodyHash {
 		return nil, business.Errorf(business.ECONFLICT, "Idempotency-Key %q was already used with a different request body", i.Key)
 	}
-	b, _ := out.Item["response"].(*types.AttributeValueMemberB)
-	if b == nil {
-		return nil, fmt.Errorf("idempotency record without response")
+	if b, ok := rec["response_gz"].(*types.AttributeValueMemberB); ok {
+		zr, err := gzip.NewReader(bytes.NewReader(b.Value))
+		if err != nil {
+			return nil, fmt.Errorf("idempotency record: %w", err)
+		}
+		return io.ReadAll(zr)
 	}
-	return b.Value, nil
+	if b, ok := rec["response"].(*types.AttributeValueMemberB); ok { // written before responses were gzipped
+		return b.Value, nil
+	}
+	return nil, fmt.Errorf("idempotency record without response")
+}
+
+// getItem reads one item with strong consistency; nil when it is missing.
+func (s *Store) getItem(ctx context.Context, k attrs) (attrs, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("get item: %w", err)
+	}
+	return out.Item, nil
 }
 
 // batchGet reads keys with strong consistency and returns the items in the
 // same order, nil where an item does not exist.
-func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
+func (s *Store) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) {
 	if len(keys) == 1 {
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: keys[0], ConsistentRead: aws.Bool(true)})
+		it, err := s.getItem(ctx, keys[0])
 		if err != nil {
-			return nil, fmt.Errorf("get item: %w", err)
+			return nil, err
 		}
-		return []item{out.Item}, nil
+		return []attrs{it}, nil
 	}
-	res := make([]item, len(keys))
+	res := make([]attrs, len(keys))
 	pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(pending) > 0; attempt++ {
 		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
@@ -170,5 +274,5 @@ func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
 // versionGuard is the condition of a read-modify-write Put.
 func versionGuard(put *types.Put, version int64) {
 	put.ConditionExpression = aws.String("version = :v")
-	put.ExpressionAttributeValues = item{":v": nInt(version)}
+	put.ExpressionAttributeValues = attrs{":v": nInt(version)}
 }

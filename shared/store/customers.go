@@ -12,11 +12,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-func customerKey(account string, id int64) item {
+func customerKey(account string, id int64) attrs {
 	return key(acctPK(account)+"#CUSTOMER#"+pad(id), "CUSTOMER")
 }
 
-func customerItem(account string, c business.Customer) item {
+func customerItem(account string, c business.Customer) attrs {
 	it := customerKey(account, c.ID)
 	it["type"] = str("customer")
 	it["id"] = nInt(c.ID)
@@ -32,7 +32,7 @@ func customerItem(account string, c business.Customer) item {
 	return it
 }
 
-func customerFrom(it item) business.Customer {
+func customerFrom(it attrs) business.Customer {
 	return business.Customer{
 		ID:        getInt(it, "id"),
 		Name:      getS(it, "name"),
@@ -51,7 +51,7 @@ func customerFrom(it item) business.Customer {
 func (s *Store) CreateCustomer(ctx context.Context, account string, c business.Customer, idem *Idempotency, render Render[business.Customer]) ([]byte, error) {
 	return s.create(ctx, createSpec{
 		account: account, kind: "customer", idem: idem,
-		build: func(id int64, now time.Time, _ []item) ([]txItem, []byte, error) {
+		build: func(id int64, now time.Time, _ []attrs) ([]txItem, []byte, error) {
 			c.ID, c.CreatedAt, c.UpdatedAt, c.Version = id, now, now, 1
 			body, err := render(c)
 			if err != nil {

@@ -23,9 +23,9 @@ const duePartition = "DUE"
 // longer due; the caller skips it.
 var ErrNotClaimed = errors.New("store: delivery not claimed")
 
-func deliveryKey(account, tx string) item { return key(acctPK(account)+"#DELIVERY#"+tx, "DELIVERY") }
+func deliveryKey(account, tx string) attrs { return key(acctPK(account)+"#DELIVERY#"+tx, "DELIVERY") }
 
-func deliveryItem(d business.Delivery) item {
+func deliveryItem(d business.Delivery) attrs {
 	it := deliveryKey(d.AccountID, d.TransactionID)
 	it["type"] = str("delivery")
 	it["account_id"] = str(d.AccountID)
@@ -40,14 +40,14 @@ func deliveryItem(d business.Delivery) item {
 }
 
 // deliveryState writes the fields that change with each attempt.
-func deliveryState(it item, d business.Delivery) {
+func deliveryState(it attrs, d business.Delivery) {
 	it["state"] = str(d.State)
 	it["attempt"] = nInt(int64(d.Attempt))
 	it["round_start"] = nInt(int64(d.RoundStart))
 	it["next_at"] = nInt(d.NextAt.Unix())
 	log := make([]types.AttributeValue, len(d.Attempts))
 	for i, a := range d.Attempts {
-		m := item{"at": str(fmtTime(a.At)), "status": nInt(int64(a.Status)), "ms": nInt(a.LatencyMS)}
+		m := attrs{"at": str(fmtTime(a.At)), "status": nInt(int64(a.Status)), "ms": nInt(a.LatencyMS)}
 		setS(m, "error", a.Error)
 		log[i] = &types.AttributeValueMemberM{Value: m}
 	}
@@ -58,7 +58,7 @@ func dueSK(d business.Delivery) string {
 	return fmt.Sprintf("%012d#%s#%s", d.NextAt.Unix(), d.AccountID, d.TransactionID)
 }
 
-func deliveryFrom(it item) business.Delivery {
+func deliveryFrom(it attrs) business.Delivery {
 	d := business.Delivery{
 		AccountID: getS(it, "account_id"), TransactionID: getS(it, "transaction_id"), WebhookID: getS(it, "webhook_id"),
 		State: getS(it, "state"), Attempt: int(getInt(it, "attempt")), RoundStart: int(getInt(it, "round_start")),
@@ -130,7 +130,7 @@ func (s *Store) ClaimDelivery(ctx context.Context, d business.Delivery, now time
 		UpdateExpression:         aws.String("SET lease_token = :t, lease_until = :u"),
 		ConditionExpression:      aws.String("#st = :pending AND attempt = :n AND next_at <= :now AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#st": "state"},
-		ExpressionAttributeValues: item{
+		ExpressionAttributeValues: attrs{
 			":t": str(l.token), ":u": nInt(l.until), ":pending": str(business.DeliveryPending),
 			":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()),
 		},
@@ -156,7 +156,7 @@ func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) e
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: it,
 		ConditionExpression:       aws.String("lease_token = :t"),
-		ExpressionAttributeValues: item{":t": str(l.token)},
+		ExpressionAttributeValues: attrs{":t": str(l.token)},
 	})
 	var cf *types.ConditionalCheckFailedException
 	if errors.As(err, &cf) {
@@ -175,7 +175,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(IndexDue),
 		KeyConditionExpression:    aws.String(IndexDue + "PK = :pk AND " + IndexDue + "SK < :to"),
-		ExpressionAttributeValues: item{":pk": str(duePartition), ":to": str(fmt.Sprintf("%012d$", now.Unix()))},
+		ExpressionAttributeValues: attrs{":pk": str(duePartition), ":to": str(fmt.Sprintf("%012d$", now.Unix()))},
 		Limit:                     aws.Int32(int32(limit)),
 	})
 	if err != nil {
@@ -219,7 +219,7 @@ func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time
 		UpdateExpression:          aws.String("SET #st = :pending, round_start = :n, next_at = :now, " + IndexDue + "PK = :due, " + IndexDue + "SK = :sk REMOVE lease_token, lease_until"),
 		ConditionExpression:       aws.String("attempt = :n AND #st <> :pending"),
 		ExpressionAttributeNames:  map[string]string{"#st": "state"},
-		ExpressionAttributeValues: item{":pending": str(business.DeliveryPending), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(duePartition), ":sk": str(dueSK(d))},
+		ExpressionAttributeValues: attrs{":pending": str(business.DeliveryPending), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(duePartition), ":sk": str(dueSK(d))},
 	})
 	var cf *types.ConditionalCheckFailedException
 	if errors.As(err, &cf) {

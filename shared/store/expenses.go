@@ -13,7 +13,7 @@ import (
 )
 
 // getOne reads one item; a missing one is ENOTFOUND with notFound as message.
-func (s *Store) getOne(ctx context.Context, k item, notFound string, consistent bool) (item, error) {
+func (s *Store) getOne(ctx context.Context, k attrs, notFound string, consistent bool) (attrs, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: k, ConsistentRead: aws.Bool(consistent)})
 	if err != nil {
 		return nil, fmt.Errorf("get item: %w", err)
@@ -25,17 +25,17 @@ func (s *Store) getOne(ctx context.Context, k item, notFound string, consistent 
 }
 
 // guardedPut is a Put that succeeds only if the item still has version.
-func (s *Store) guardedPut(it item, version int64) txItem {
+func (s *Store) guardedPut(it attrs, version int64) txItem {
 	p := &types.Put{TableName: aws.String(s.table), Item: it}
 	versionGuard(p, version)
 	return txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry}
 }
 
-func expenseKey(account string, id int64) item {
+func expenseKey(account string, id int64) attrs {
 	return key(acctPK(account)+"#EXPENSE#"+pad(id), "EXPENSE")
 }
 
-func expenseItem(account string, e business.Expense) item {
+func expenseItem(account string, e business.Expense) attrs {
 	it := expenseKey(account, e.ID)
 	it["type"] = str("expense")
 	it["id"] = nInt(e.ID)
@@ -56,7 +56,7 @@ func expenseItem(account string, e business.Expense) item {
 	return it
 }
 
-func expenseFrom(it item) business.Expense {
+func expenseFrom(it attrs) business.Expense {
 	return business.Expense{
 		ID: getInt(it, "id"), ExpenseType: getS(it, "expense_type"), Description: getS(it, "expense_description"),
 		Amount: amountAt(it, "expense_amount"), PaymentMethod: getS(it, "payment_method"), Image: getS(it, "expense_image"),
@@ -70,7 +70,7 @@ func expenseFrom(it item) business.Expense {
 func (s *Store) CreateExpense(ctx context.Context, account string, e business.Expense, idem *Idempotency, render Render[business.Expense]) ([]byte, error) {
 	return s.create(ctx, createSpec{
 		account: account, kind: "expense", idem: idem,
-		build: func(id int64, now time.Time, _ []item) ([]txItem, []byte, error) {
+		build: func(id int64, now time.Time, _ []attrs) ([]txItem, []byte, error) {
 			e.ID, e.CreatedAt, e.UpdatedAt, e.Version = id, now, now, 1
 			body, err := render(e)
 			if err != nil {
@@ -154,7 +154,7 @@ func boundedQuery(base, eqPK, createdFrom, updatedTo string, limit int, cursor s
 	default:
 		q.filter = "#updated <= :updated"
 		q.names = map[string]string{"#updated": "updated_at"}
-		q.values = item{":updated": str(updatedTo)}
+		q.values = attrs{":updated": str(updatedTo)}
 	}
 	return q
 }

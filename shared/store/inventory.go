@@ -13,15 +13,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-func categoryKey(account string, id int64) item {
+func categoryKey(account string, id int64) attrs {
 	return key(acctPK(account)+"#CATEGORY#"+pad(id), "CATEGORY")
 }
 
-func uniqueKey(account, what, value string) item {
+func uniqueKey(account, what, value string) attrs {
 	return key(acctPK(account)+"#UNIQUE#"+what+"#"+value, "UNIQUE")
 }
 
-func categoryItem(account string, c business.Category) item {
+func categoryItem(account string, c business.Category) attrs {
 	it := categoryKey(account, c.ID)
 	it["type"] = str("category")
 	it["id"] = nInt(c.ID)
@@ -38,7 +38,7 @@ func categoryItem(account string, c business.Category) item {
 	return it
 }
 
-func categoryFrom(it item) business.Category {
+func categoryFrom(it attrs) business.Category {
 	return business.Category{
 		ID: getInt(it, "id"), Name: getS(it, "category_name"), Description: getS(it, "description"),
 		CreatedAt: getTime(it, "created_at"), UpdatedAt: getTime(it, "updated_at"), Version: getInt(it, "version"),
@@ -66,7 +66,7 @@ func (s *Store) guardDelete(account, what, value string) txItem {
 func (s *Store) CreateCategory(ctx context.Context, account string, c business.Category, idem *Idempotency, render Render[business.Category]) ([]byte, error) {
 	return s.create(ctx, createSpec{
 		account: account, kind: "category", idem: idem,
-		build: func(id int64, now time.Time, _ []item) ([]txItem, []byte, error) {
+		build: func(id int64, now time.Time, _ []attrs) ([]txItem, []byte, error) {
 			c.ID, c.CreatedAt, c.UpdatedAt, c.Version = id, now, now, 1
 			body, err := render(c)
 			if err != nil {
@@ -132,9 +132,9 @@ func (s *Store) ListCategories(ctx context.Context, account string, f CategoryFi
 	return p, nil
 }
 
-func itemKey(account, code string) item { return key(acctPK(account)+"#ITEM#"+code, "ITEM") }
+func itemKey(account, code string) attrs { return key(acctPK(account)+"#ITEM#"+code, "ITEM") }
 
-func invItem(account string, x business.Item) item {
+func invItem(account string, x business.Item) attrs {
 	it := itemKey(account, x.ItemCode)
 	it["type"] = str("item")
 	it["id"] = nInt(x.ID)
@@ -142,7 +142,7 @@ func invItem(account string, x business.Item) item {
 	it["item_name"] = str(x.ItemName)
 	imgs := make([]types.AttributeValue, len(x.Images))
 	for i, img := range x.Images {
-		imgs[i] = &types.AttributeValueMemberM{Value: item{"id": nInt(img.ID), "image_url": str(img.URL)}}
+		imgs[i] = &types.AttributeValueMemberM{Value: attrs{"id": nInt(img.ID), "image_url": str(img.URL)}}
 	}
 	it["item_images"] = &types.AttributeValueMemberL{Value: imgs}
 	it["category_id"] = nInt(x.CategoryID)
@@ -170,12 +170,12 @@ func invItem(account string, x business.Item) item {
 	return it
 }
 
-func quantityAt(it item, k string) money.Quantity {
+func quantityAt(it attrs, k string) money.Quantity {
 	q, _ := money.ParseQuantity(getN(it, k))
 	return q
 }
 
-func invItemFrom(it item) business.Item {
+func invItemFrom(it attrs) business.Item {
 	x := business.Item{
 		ID: getInt(it, "id"), ItemCode: getS(it, "item_code"), ItemName: getS(it, "item_name"),
 		CategoryID: getInt(it, "category_id"), Unit: getS(it, "unit"), Description: getS(it, "description"),
@@ -205,23 +205,24 @@ func categoryMissing(id int64) error {
 // CreateItem stores a valid item. Its category must exist (EINVALID); its
 // code is unique (ECONFLICT when a client's code is taken; a generated one is
 // drawn again); its slug is derived from the name, and suffixed with the
-// item code when another item has it.
+// item code when another item has it (see pickSlug).
 func (s *Store) CreateItem(ctx context.Context, account string, x business.Item, codeGenerated bool, idem *Idempotency, render Render[business.Item]) ([]byte, error) {
 	slug := business.Slugify(x.ItemName)
+	reads := []attrs{categoryKey(account, x.CategoryID), uniqueKey(account, "item_slug", slug)}
+	if !codeGenerated {
+		reads = append(reads, uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode)))
+	}
 	return s.create(ctx, createSpec{
-		account: account, kind: "item", idem: idem,
-		reads: []item{categoryKey(account, x.CategoryID), uniqueKey(account, "item_slug", slug)},
-		build: func(id int64, now time.Time, reads []item) ([]txItem, []byte, error) {
+		account: account, kind: "item", idem: idem, reads: reads,
+		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
 			if reads[0] == nil {
 				return nil, nil, categoryMissing(x.CategoryID)
 			}
 			if codeGenerated { // drawn afresh on every attempt, so a collision retries
 				x.ItemCode = business.NewItemCode()
+				reads = append(reads, nil)
 			}
-			x.Slug = slug
-			if reads[1] != nil {
-				x.Slug = slug + "-" + business.NameKey(x.ItemCode)
-			}
+			x.Slug = pickSlug(slug, x.ItemCode, reads[1], reads[2], "")
 			x.ID, x.CreatedAt, x.UpdatedAt, x.Version = id, now, now, 1
 			body, err := render(x)
 			if err != nil {
@@ -240,6 +241,24 @@ func (s *Store) CreateItem(ctx context.Context, account string, x business.Item,
 			}, body, nil
 		},
 	})
+}
+
+// pickSlug chooses an item's slug from the guards of its two candidates, as
+// read: the plain slug when no other item holds it, else the slug suffixed
+// with the item code, else (an item was named like that suffix) the suffixed
+// slug with a random tail, drawn afresh on every attempt so that a retry
+// never repeats a collision. A guard owned by self (the item's own code)
+// counts as free.
+func pickSlug(slug, code string, plain, suffixed attrs, self string) string {
+	free := func(g attrs) bool { return g == nil || (self != "" && getS(g, "owner") == self) }
+	switch {
+	case free(plain):
+		return slug
+	case free(suffixed):
+		return business.SuffixedSlug(slug, code)
+	default:
+		return business.SuffixedSlug(slug, code) + "-" + business.NewInvoiceCode()
+	}
 }
 
 // FindItem returns one item by code. Returns ENOTFOUND when missing.
@@ -277,16 +296,15 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 			}}, onFail: categoryMissing(x.CategoryID)})
 		}
 		if slug := business.Slugify(x.ItemName); business.Slugify(old.ItemName) != slug {
-			g, err := s.batchGet(ctx, []item{uniqueKey(account, "item_slug", slug)})
+			g, err := s.batchGet(ctx, []attrs{uniqueKey(account, "item_slug", slug), uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode))})
 			if err != nil {
 				return err
 			}
-			x.Slug = slug
-			if g[0] != nil {
-				x.Slug = slug + "-" + business.NameKey(x.ItemCode)
-			}
+			x.Slug = pickSlug(slug, x.ItemCode, g[0], g[1], x.ItemCode)
 			actions[0] = s.guardedPut(invItem(account, x), old.Version)
-			actions = append(actions, s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry), s.guardDelete(account, "item_slug", old.Slug))
+			if x.Slug != old.Slug { // a guard it already holds is kept as it is
+				actions = append(actions, s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry), s.guardDelete(account, "item_slug", old.Slug))
+			}
 		}
 		return s.transact(ctx, actions)
 	})
@@ -322,7 +340,7 @@ func (s *Store) ListItems(ctx context.Context, account string, f ItemFilter, lim
 // each takes (or gives back) quantity atomically, refusing to go below zero.
 // The items' ids come from found (read alongside), so their updated_at index
 // keys can move too. Returns EINVALID for an item code that is not in stock.
-func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]item, now time.Time) ([]txItem, error) {
+func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time) ([]txItem, error) {
 	var actions []txItem
 	for code, d := range moves {
 		it := found[code]
@@ -334,15 +352,23 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 			TableName:        aws.String(s.table),
 			Key:              itemKey(account, code),
 			UpdateExpression: aws.String("SET quantity = quantity - :q, updated_at = :now, " + IndexUpperBound + "SK = :usk, version = version + :one"),
-			ExpressionAttributeValues: item{
+			ExpressionAttributeValues: attrs{
 				":q": n(d.String()), ":now": str(fmtTime(now)), ":usk": str(fmtTime(now) + "#" + pad(id)), ":one": nInt(1),
 			},
 		}
 		onFail := error(&business.Error{Code: business.EINVALID, Message: fmt.Sprintf("insufficient stock of item %s", code),
 			Fields: map[string]string{"items": fmt.Sprintf("insufficient stock of item %s (%s in stock when read)", code, getN(it, "quantity"))}})
 		if d.IsNegative() {
-			up.ConditionExpression = aws.String("attribute_exists(PK)")
-			onFail = business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
+			// Stock given back may not leave the range of a quantity, or the
+			// item would read as malformed and lose its stock on a later write.
+			headroom, ok := d.Headroom()
+			full := business.FieldErrors{"items": fmt.Sprintf("item_code %s: giving back %s would take its stock above %s", code, d.Abs(), money.MaxQuantity())}.Err()
+			if !ok {
+				return nil, full
+			}
+			up.ConditionExpression = aws.String("attribute_exists(PK) AND quantity <= :cap")
+			up.ExpressionAttributeValues[":cap"] = n(headroom)
+			onFail = full
 		} else {
 			up.ConditionExpression = aws.String("attribute_exists(PK) AND quantity >= :q")
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"bizdata/shared/business"
@@ -37,7 +38,7 @@ type query struct {
 	rng    Range
 	filter string // optional FilterExpression for conditions the key cannot express
 	names  map[string]string
-	values item
+	values attrs
 	limit  int
 	cursor string
 }
@@ -51,15 +52,16 @@ func (q query) keyNames() (string, string) {
 
 // run reads one page. It asks for one item more than the page holds, so the
 // last page has no cursor, and continues past items a filter drops.
-func (s *Store) run(ctx context.Context, q query) ([]item, string, int, error) {
+func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) {
 	pkName, skName := q.keyNames()
-	start, err := s.decodeCursor(q.cursor, pkName, q.pk)
+	fp := q.fingerprint()
+	start, err := s.decodeCursor(q.cursor, pkName, q.pk, fp)
 	if err != nil {
 		return nil, "", 0, err
 	}
 	cond := "#pk = :pk"
 	names := map[string]string{"#pk": pkName}
-	values := item{":pk": str(q.pk)}
+	values := attrs{":pk": str(q.pk)}
 	switch {
 	case q.rng.From != "" && q.rng.To != "":
 		cond += " AND #sk BETWEEN :from AND :to"
@@ -96,7 +98,7 @@ func (s *Store) run(ctx context.Context, q query) ([]item, string, int, error) {
 	if q.filter != "" {
 		in.FilterExpression = aws.String(q.filter)
 	}
-	var got []item
+	var got []attrs
 	scanned := 0
 	for {
 		in.Limit = aws.Int32(int32(q.limit + 1 - len(got)))
@@ -115,37 +117,60 @@ func (s *Store) run(ctx context.Context, q query) ([]item, string, int, error) {
 	if len(got) > q.limit {
 		got = got[:q.limit]
 		last := got[q.limit-1]
-		k := item{"PK": last["PK"], "SK": last["SK"]}
+		k := attrs{"PK": last["PK"], "SK": last["SK"]}
 		if q.index != "" {
 			k[pkName] = last[pkName]
 			k[skName] = last[skName]
 		}
-		next = s.encodeCursor(k)
+		next = s.encodeCursor(k, fp)
 	}
 	return got, next, scanned, nil
+}
+
+// fingerprint names everything that decides which items the query returns
+// and in what order, so a cursor continues only the query that made it.
+func (q query) fingerprint() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q %q %q %q\n", q.index, q.pk, q.rng.From, q.rng.To, q.filter)
+	names := make([]string, 0, len(q.values))
+	for k := range q.values {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(h, "%q=%q %q\n", k, getS(q.values, k), getN(q.values, k))
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
 }
 
 // SetCursorSecret sets the key that signs list cursors. Every process serving
 // one table must use the same secret.
 func (s *Store) SetCursorSecret(secret []byte) { s.cursorSecret = secret }
 
-// encodeCursor returns base64url(JSON of the key) + "." + base64url(HMAC).
-func (s *Store) encodeCursor(k item) string {
-	m := make(map[string]string, len(k))
+// cursorQuery is the entry of a cursor's JSON that holds the fingerprint of
+// its query; it cannot clash with an attribute name, which has no '#'.
+const cursorQuery = "#q"
+
+// encodeCursor returns base64url(JSON of the key and the query's
+// fingerprint) + "." + base64url(HMAC).
+func (s *Store) encodeCursor(k attrs, fp string) string {
+	m := make(map[string]string, len(k)+1)
 	for name := range k {
 		m[name] = getS(k, name)
 	}
+	m[cursorQuery] = fp
 	b, _ := json.Marshal(m)
 	mac := hmac.New(sha256.New, s.cursorSecret)
 	mac.Write(b)
 	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
 }
 
-var errCursor = &business.Error{Code: business.EINVALID, Message: "cursor: is not a cursor this list returned; start again without it", Fields: map[string]string{"cursor": "is not a cursor this list returned"}}
+var errCursor = &business.Error{Code: business.EINVALID, Message: "cursor: is not a cursor this list returned with these filters; start again without it", Fields: map[string]string{"cursor": "is not a cursor this list returned with these filters"}}
 
 // decodeCursor checks a cursor's signature and that it continues the same
-// partition, so no cursor can read outside the caller's account or filter.
-func (s *Store) decodeCursor(c, pkName, pk string) (item, error) {
+// query (partition, range and filters), so no cursor can read outside the
+// caller's account or be used with other filters or on another list.
+func (s *Store) decodeCursor(c, pkName, pk, fp string) (attrs, error) {
 	if c == "" {
 		return nil, nil
 	}
@@ -164,10 +189,11 @@ func (s *Store) decodeCursor(c, pkName, pk string) (item, error) {
 		return nil, errCursor
 	}
 	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil || m[pkName] != pk {
+	if err := json.Unmarshal(b, &m); err != nil || m[pkName] != pk || m[cursorQuery] != fp {
 		return nil, errCursor
 	}
-	k := make(item, len(m))
+	delete(m, cursorQuery)
+	k := make(attrs, len(m))
 	for name, v := range m {
 		k[name] = &types.AttributeValueMemberS{Value: v}
 	}

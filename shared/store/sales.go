@@ -25,11 +25,11 @@ type SaleRecord struct {
 
 func salePK(account, code string) string { return acctPK(account) + "#SALE#" + code }
 
-func invoiceNumberGuard(account, number string) item {
+func invoiceNumberGuard(account, number string) attrs {
 	return key(acctPK(account)+"#UNIQUE#invoice_number#"+number, "UNIQUE")
 }
 
-func saleKeyed(account string, sale business.Sale, it item) {
+func saleKeyed(account string, sale business.Sale, it attrs) {
 	created := fmtTime(sale.CreatedAt) + "#" + pad(sale.ID)
 	base := acctPK(account) + "#SALE"
 	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
@@ -42,7 +42,7 @@ func saleKeyed(account string, sale business.Sale, it item) {
 	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(sale.DueDate+"#"+pad(sale.ID))
 }
 
-func saleItem(account string, sale business.Sale) item {
+func saleItem(account string, sale business.Sale) attrs {
 	it := key(salePK(account, sale.InvoiceCode), "SALE")
 	it["type"] = str("sale")
 	it["id"] = nInt(sale.ID)
@@ -74,7 +74,7 @@ func saleItem(account string, sale business.Sale) item {
 	it["payments"] = nInt(int64(sale.Payments))
 	lines := make([]types.AttributeValue, len(sale.Lines))
 	for i, l := range sale.Lines {
-		m := item{
+		m := attrs{
 			"item_name":  str(l.ItemName),
 			"unit_price": n(l.UnitPrice.String()),
 			"quantity":   n(l.Quantity.String()),
@@ -90,7 +90,7 @@ func saleItem(account string, sale business.Sale) item {
 }
 
 // amountAt reads a stored amount; stored values were valid when written.
-func amountAt(it item, k string) money.Amount {
+func amountAt(it attrs, k string) money.Amount {
 	a, err := money.ParseAmount(getN(it, k))
 	if err != nil {
 		return money.Zero
@@ -99,14 +99,14 @@ func amountAt(it item, k string) money.Amount {
 }
 
 // saleFrom reads a sale item with its lines.
-func saleFrom(it item) business.Sale {
+func saleFrom(it attrs) business.Sale {
 	sale := saleSummaryFrom(it)
 	sale.Lines = linesFrom(it)
 	return sale
 }
 
 // saleSummaryFrom reads a sale item without its lines, as lists show it.
-func saleSummaryFrom(it item) business.Sale {
+func saleSummaryFrom(it attrs) business.Sale {
 	sale := business.Sale{
 		ID:                  getInt(it, "id"),
 		InvoiceCode:         getS(it, "invoice_code"),
@@ -140,7 +140,7 @@ func saleSummaryFrom(it item) business.Sale {
 	return sale
 }
 
-func linesFrom(it item) []business.SaleLine {
+func linesFrom(it attrs) []business.SaleLine {
 	var lines []business.SaleLine
 	if l, ok := it["lines"].(*types.AttributeValueMemberL); ok {
 		for _, v := range l.Value {
@@ -162,7 +162,7 @@ func linesFrom(it item) []business.SaleLine {
 	return lines
 }
 
-func paymentItem(account string, p business.Payment) item {
+func paymentItem(account string, p business.Payment) attrs {
 	it := key(salePK(account, p.InvoiceCode), fmt.Sprintf("PAY#%04d", p.Seq))
 	it["type"] = str("payment")
 	it["account_id"] = str(account)
@@ -240,8 +240,8 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 	}
 	return s.create(ctx, createSpec{
 		account: account, kind: "sale", idem: idem,
-		reads: append([]item{customerKey(account, sale.CustomerID)}, keys...),
-		build: func(id int64, now time.Time, reads []item) ([]txItem, []byte, error) {
+		reads: append([]attrs{customerKey(account, sale.CustomerID)}, keys...),
+		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
 			stock, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now)
 			if err != nil {
 				return nil, nil, err
@@ -300,7 +300,7 @@ const MaxStockedItemsPerSale = 90
 
 // stockKeys returns the item codes moves names, in a fixed order, and their
 // keys. Returns EINVALID when there are too many.
-func stockKeys(account string, moves map[string]money.Delta) ([]string, []item, error) {
+func stockKeys(account string, moves map[string]money.Delta) ([]string, []attrs, error) {
 	if len(moves) > MaxStockedItemsPerSale {
 		return nil, nil, business.FieldErrors{"items": fmt.Sprintf("may name at most %d distinct inventory items by item_code", MaxStockedItemsPerSale)}.Err()
 	}
@@ -309,15 +309,15 @@ func stockKeys(account string, moves map[string]money.Delta) ([]string, []item, 
 		codes = append(codes, c)
 	}
 	sort.Strings(codes)
-	keys := make([]item, len(codes))
+	keys := make([]attrs, len(codes))
 	for i, c := range codes {
 		keys[i] = itemKey(account, c)
 	}
 	return codes, keys, nil
 }
 
-func byCode(codes []string, found []item) map[string]item {
-	m := make(map[string]item, len(codes))
+func byCode(codes []string, found []attrs) map[string]attrs {
+	m := make(map[string]attrs, len(codes))
 	for i, c := range codes {
 		m[c] = found[i]
 	}
@@ -340,7 +340,7 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("PK = :pk"),
-		ExpressionAttributeValues: item{":pk": str(salePK(account, code))},
+		ExpressionAttributeValues: attrs{":pk": str(salePK(account, code))},
 		ConsistentRead:            aws.Bool(consistent),
 	})
 	if err != nil {
@@ -451,7 +451,7 @@ type SaleFilter struct {
 // due_date is the only range filter: then by due date, latest first.
 func (s *Store) ListSales(ctx context.Context, account string, f SaleFilter, limit int, cursor string) (Page[business.Sale], error) {
 	base := acctPK(account) + "#SALE"
-	q := query{limit: limit, cursor: cursor, names: map[string]string{}, values: item{}}
+	q := query{limit: limit, cursor: cursor, names: map[string]string{}, values: attrs{}}
 	var conds []string
 	cond := func(expr, name string, v types.AttributeValue) {
 		q.names["#"+name] = name

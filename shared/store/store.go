@@ -69,8 +69,8 @@ func (s *Store) EnsureTable(ctx context.Context) error {
 	return nil
 }
 
-// item is one DynamoDB item.
-type item = map[string]types.AttributeValue
+// attrs is one DynamoDB item: its attributes by name.
+type attrs = map[string]types.AttributeValue
 
 // txItem is one action of a transaction and the error to report when its
 // condition is what cancelled the transaction.
@@ -91,6 +91,11 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 	actions := make([]types.TransactWriteItem, len(items))
 	for i, it := range items {
 		actions[i] = it.action
+		if p := it.action.Put; p != nil {
+			if err := checkSize(p.Item); err != nil {
+				return err
+			}
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
@@ -120,6 +125,62 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 			return err
 		}
 	}
+}
+
+// MaxItemBytes is the size a record may reach: DynamoDB's 400 KB item limit
+// less room for the attributes the store adds as it changes.
+const MaxItemBytes = 400*1024 - 8*1024
+
+// wireNames maps stored attribute names to the request fields that fill them,
+// for the message of a record that is too large.
+var wireNames = map[string]string{"lines": "items"}
+
+// checkSize returns EINVALID, naming the largest attribute, when it is
+// larger than DynamoDB can store (MaxItemBytes), so that the request is
+// refused with a reason instead of failing in DynamoDB.
+func checkSize(it attrs) error {
+	total, largest, largestSize := 0, "", 0
+	for name, v := range it {
+		n := len(name) + valueSize(v)
+		total += n
+		if n > largestSize {
+			largest, largestSize = name, n
+		}
+	}
+	if total <= MaxItemBytes {
+		return nil
+	}
+	if w, ok := wireNames[largest]; ok {
+		largest = w
+	}
+	return &business.Error{Code: business.EINVALID,
+		Message: fmt.Sprintf("the record is too large to store: %d KB of text and values, at most %d KB; shorten %s", total/1024, MaxItemBytes/1024, largest),
+		Fields:  map[string]string{largest: fmt.Sprintf("is too long: the whole record may hold at most %d KB", MaxItemBytes/1024)}}
+}
+
+// valueSize is an upper bound of the bytes DynamoDB counts for v.
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)/2 + 2
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	return 1
 }
 
 // sleep waits an exponentially growing, jittered delay.
@@ -169,39 +230,39 @@ func nInt(v int64) types.AttributeValue {
 }
 
 // setS sets it[k] to v, or leaves it out when v is empty.
-func setS(it item, k, v string) {
+func setS(it attrs, k, v string) {
 	if v != "" {
 		it[k] = str(v)
 	}
 }
 
-func getS(it item, k string) string {
+func getS(it attrs, k string) string {
 	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
 		return v.Value
 	}
 	return ""
 }
 
-func getN(it item, k string) string {
+func getN(it attrs, k string) string {
 	if v, ok := it[k].(*types.AttributeValueMemberN); ok {
 		return v.Value
 	}
 	return ""
 }
 
-func getInt(it item, k string) int64 {
+func getInt(it attrs, k string) int64 {
 	i, _ := strconv.ParseInt(getN(it, k), 10, 64)
 	return i
 }
 
-func key(pk, sk string) item { return item{"PK": str(pk), "SK": str(sk)} }
+func key(pk, sk string) attrs { return attrs{"PK": str(pk), "SK": str(sk)} }
 
 // TimeFormat is the wire and storage format of datetimes (UTC).
 const TimeFormat = "2006-01-02 15:04:05"
 
 func fmtTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
-func getTime(it item, k string) time.Time {
+func getTime(it attrs, k string) time.Time {
 	t, _ := time.Parse(TimeFormat, getS(it, k))
 	return t
 }
