@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -78,19 +77,29 @@ func getCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 }
 
 func addCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(w, r, func(body []byte) (business.Customer, error) {
-		var req customerRequest
-		var c business.Customer
-		if err := decodeObject(body, &req, ""); err != nil {
-			return c, err
-		}
-		req.apply(&c)
-		return c, c.Validate()
-	}, func(ctx context.Context, c business.Customer, idem *store.Idempotency) ([]byte, error) {
-		return s.store.CreateCustomer(ctx, acct.ID, c, idem, func(c business.Customer) ([]byte, error) {
-			return successBody(http.StatusOK, "Customer added successfully", map[string]any{"customers": toCustomerJSON(c)})
-		})
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	c, err := toCustomer(body)
+	if err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.CreateCustomer(r.Context(), acct.ID, c, idem, func(c business.Customer) ([]byte, error) {
+		return successBody(http.StatusOK, "Customer added successfully", map[string]any{"customers": toCustomerJSON(c)})
 	})
+	return writeCreated(w, resp, err)
+}
+
+// toCustomer reads and validates an add-customer body.
+func toCustomer(body []byte) (business.Customer, error) {
+	var req customerRequest
+	var c business.Customer
+	if err := decodeObject(body, &req, ""); err != nil {
+		return c, err
+	}
+	req.apply(&c)
+	return c, c.Validate()
 }
 
 func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -121,20 +130,27 @@ func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	return writeOK(w, "Customer updated successfully", map[string]any{"customers": toCustomerJSON(c)})
 }
 
-// addRecord is what every add handler does: read the body and its
-// Idempotency-Key, build the validated record from the body, store it, and
-// write the response the store returns (the stored one on a replay).
-func addRecord[T any](w http.ResponseWriter, r *http.Request, build func(body []byte) (T, error),
-	create func(ctx context.Context, v T, idem *store.Idempotency) ([]byte, error)) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
+// refuse answers a create whose body was refused before it reached the
+// store. The Idempotency-Key decides first: a key already used answers with
+// its first response, or 409 for another body, however this body fails.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, acct business.Account, idem *store.Idempotency, err error) error {
+	if idem == nil || business.ErrorCode(err) != business.EINVALID {
 		return err
 	}
-	v, err := build(body)
-	if err != nil {
+	resp, ok, rerr := s.store.Replay(r.Context(), acct.ID, idem)
+	if rerr != nil {
+		return rerr
+	}
+	if !ok {
 		return err
 	}
-	resp, err := create(r.Context(), v, idem)
+	writeBody(w, http.StatusOK, resp)
+	return nil
+}
+
+// writeCreated writes what a store's create returned: the new record's
+// response, or the first response of a replayed Idempotency-Key.
+func writeCreated(w http.ResponseWriter, resp []byte, err error) error {
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 
 	"bizdata/shared/business"
@@ -86,20 +85,30 @@ func getExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business
 }
 
 func addExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(w, r, func(body []byte) (business.Expense, error) {
-		var e business.Expense
-		req, err := decodeExpense(body)
-		if err != nil {
-			return e, err
-		}
-		req.apply(&e)
-		return e, e.Validate()
-	}, func(ctx context.Context, e business.Expense, idem *store.Idempotency) ([]byte, error) {
-		return s.store.CreateExpense(ctx, acct.ID, e, idem, func(e business.Expense) ([]byte, error) {
-			j := toExpenseJSON(e)
-			return successBody(http.StatusOK, "Expense added successfully", map[string]any{"expense": j, "expenses": j})
-		})
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	e, err := toExpense(body)
+	if err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.CreateExpense(r.Context(), acct.ID, e, idem, func(e business.Expense) ([]byte, error) {
+		j := toExpenseJSON(e)
+		return successBody(http.StatusOK, "Expense added successfully", map[string]any{"expense": j, "expenses": j})
 	})
+	return writeCreated(w, resp, err)
+}
+
+// toExpense reads and validates an add-expense body.
+func toExpense(body []byte) (business.Expense, error) {
+	var e business.Expense
+	req, err := decodeExpense(body)
+	if err != nil {
+		return e, err
+	}
+	req.apply(&e)
+	return e, e.Validate()
 }
 
 func editExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -49,19 +48,29 @@ func listCategories(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 }
 
 func addCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(w, r, func(body []byte) (business.Category, error) {
-		var req categoryRequest
-		var c business.Category
-		if err := decodeObject(body, &req, ""); err != nil {
-			return c, err
-		}
-		req.apply(&c)
-		return c, c.Validate()
-	}, func(ctx context.Context, c business.Category, idem *store.Idempotency) ([]byte, error) {
-		return s.store.CreateCategory(ctx, acct.ID, c, idem, func(c business.Category) ([]byte, error) {
-			return successBody(http.StatusOK, "Category added successfully", map[string]any{"categories": toCategoryJSON(c)})
-		})
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	c, err := toCategory(body)
+	if err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.CreateCategory(r.Context(), acct.ID, c, idem, func(c business.Category) ([]byte, error) {
+		return successBody(http.StatusOK, "Category added successfully", map[string]any{"categories": toCategoryJSON(c)})
 	})
+	return writeCreated(w, resp, err)
+}
+
+// toCategory reads and validates an add-category body.
+func toCategory(body []byte) (business.Category, error) {
+	var req categoryRequest
+	var c business.Category
+	if err := decodeObject(body, &req, ""); err != nil {
+		return c, err
+	}
+	req.apply(&c)
+	return c, c.Validate()
 }
 
 func editCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -254,29 +263,39 @@ type newItem struct {
 }
 
 func addItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(w, r, func(body []byte) (newItem, error) {
-		var req itemRequest
-		var n newItem
-		if err := decodeObject(body, &req, ""); err != nil {
-			return n, err
-		}
-		fe := business.FieldErrors{}
-		present(fe, map[string]bool{"item_name": has(req.ItemName), "category_id": has(req.CategoryID), "item_price": has(req.ItemPrice)})
-		if err := fe.Err(); err != nil {
-			return n, err
-		}
-		req.apply(&n.item)
-		n.generated = !has(req.ItemCode)
-		n.item.ItemCode = business.NewItemCode() // the store draws it again on a collision
-		if !n.generated {
-			n.item.ItemCode = string(req.ItemCode.V)
-		}
-		return n, n.item.Validate()
-	}, func(ctx context.Context, n newItem, idem *store.Idempotency) ([]byte, error) {
-		return s.store.CreateItem(ctx, acct.ID, n.item, n.generated, idem, func(x business.Item) ([]byte, error) {
-			return successBody(http.StatusOK, "Item added successfully", map[string]any{"items": toItemJSON(x)})
-		})
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	n, err := toNewItem(body)
+	if err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.CreateItem(r.Context(), acct.ID, n.item, n.generated, idem, func(x business.Item) ([]byte, error) {
+		return successBody(http.StatusOK, "Item added successfully", map[string]any{"items": toItemJSON(x)})
 	})
+	return writeCreated(w, resp, err)
+}
+
+// toNewItem reads and validates an add-item body.
+func toNewItem(body []byte) (newItem, error) {
+	var req itemRequest
+	var n newItem
+	if err := decodeObject(body, &req, ""); err != nil {
+		return n, err
+	}
+	fe := business.FieldErrors{}
+	present(fe, map[string]bool{"item_name": has(req.ItemName), "category_id": has(req.CategoryID), "item_price": has(req.ItemPrice)})
+	if err := fe.Err(); err != nil {
+		return n, err
+	}
+	req.apply(&n.item)
+	n.generated = !has(req.ItemCode)
+	n.item.ItemCode = business.NewItemCode() // the store draws it again on a collision
+	if !n.generated {
+		n.item.ItemCode = string(req.ItemCode.V)
+	}
+	return n, n.item.Validate()
 }
 
 func editItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

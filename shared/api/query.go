@@ -139,8 +139,8 @@ func (q *listQuery) id(name string) int64 {
 		return 0
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 {
-		q.fe.Add(name, "must be a positive integer")
+	if err != nil || n < 1 || n > MaxInt {
+		q.fe.Add(name, "must be a positive integer of at most "+strconv.Itoa(MaxInt))
 		return 0
 	}
 	return n

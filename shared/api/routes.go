@@ -51,6 +51,11 @@ var Routes = []Route{
 	{"edit-customer", http.MethodPut, "/api/v1/customers/{id}", authOther, editCustomer},
 }
 
+// DefaultFunction is the function of the HTTP API's $default route: it
+// answers what no route of Routes matches (404 Route not found, or 405 with
+// Allow for a known path), in the API's envelope.
+const DefaultFunction = "route-not-found"
+
 // RouteByFunction returns the route served by the named function.
 func RouteByFunction(name string) (Route, bool) {
 	for _, r := range Routes {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -258,32 +257,42 @@ func (req saleRequest) apply(s *business.Sale, lines []business.SaleLine, prefix
 }
 
 func addSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(w, r, func(body []byte) (store.NewSale, error) {
-		ns := store.NewSale{}
-		req, lines, err := decodeSale(body, true)
-		if err != nil {
-			return ns, err
-		}
-		sale := &ns.Sale
-		if err := req.apply(sale, lines, acct.InvoicePrefix); err != nil {
-			return ns, err
-		}
-		// Omitted codes are generated; the store draws new ones on a collision.
-		if !has(req.InvoiceCode) {
-			sale.InvoiceCode, ns.CodeGenerated = business.NewInvoiceCode(), true
-		} else {
-			sale.InvoiceCode = string(req.InvoiceCode.V)
-		}
-		if !has(req.InvoiceNumber) {
-			sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(acct.InvoicePrefix, business.NewInvoiceCode())
-			ns.NumberGenerated = true
-		}
-		return ns, sale.Validate(strings.TrimSpace(req.PaymentStatus.Value("")))
-	}, func(ctx context.Context, ns store.NewSale, idem *store.Idempotency) ([]byte, error) {
-		return s.store.CreateSale(ctx, acct.ID, ns, idem, func(rec store.SaleRecord) ([]byte, error) {
-			return successBody(http.StatusOK, "Sale added successfully", saleData(rec))
-		})
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	ns, err := toNewSale(body, acct.InvoicePrefix)
+	if err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.CreateSale(r.Context(), acct.ID, ns, idem, func(rec store.SaleRecord) ([]byte, error) {
+		return successBody(http.StatusOK, "Sale added successfully", saleData(rec))
 	})
+	return writeCreated(w, resp, err)
+}
+
+// toNewSale reads and validates an add-sale body. Omitted codes are
+// generated; the store draws new ones on a collision.
+func toNewSale(body []byte, prefix string) (store.NewSale, error) {
+	ns := store.NewSale{}
+	req, lines, err := decodeSale(body, true)
+	if err != nil {
+		return ns, err
+	}
+	sale := &ns.Sale
+	if err := req.apply(sale, lines, prefix); err != nil {
+		return ns, err
+	}
+	if !has(req.InvoiceCode) {
+		sale.InvoiceCode, ns.CodeGenerated = business.NewInvoiceCode(), true
+	} else {
+		sale.InvoiceCode = string(req.InvoiceCode.V)
+	}
+	if !has(req.InvoiceNumber) {
+		sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
+		ns.NumberGenerated = true
+	}
+	return ns, sale.Validate(strings.TrimSpace(req.PaymentStatus.Value("")))
 }
 
 func getSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -33,14 +33,31 @@ func NewServer(st *store.Store, log *slog.Logger, keyTTL time.Duration) *Server 
 }
 
 // Handler returns an http.Handler serving routes: each on its method and
-// path, "Route not found" (404) for any other path and "Method not allowed"
-// (405) for a known path with another method.
+// path, and what no route matches as FallbackHandler answers it.
 func (s *Server) Handler(routes []Route) http.Handler {
 	mux := http.NewServeMux()
+	for _, rt := range routes {
+		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
+	}
+	// "/" is less specific than every route, so it only gets what no route
+	// matches.
+	mux.Handle("/", s.fallback(routes))
+	return withRequestID(mux)
+}
+
+// FallbackHandler answers every request as a request no route matched:
+// "Method not allowed" (405, with Allow) for a path of the route table with
+// another method, "Route not found" (404) for any other path. It serves the
+// $default route of the HTTP API (function DefaultFunction), so API Gateway
+// never answers with its own body.
+func (s *Server) FallbackHandler() http.Handler { return withRequestID(s.fallback(Routes)) }
+
+// fallback answers what none of routes matched: 405 for one of their paths
+// with another method, else 404.
+func (s *Server) fallback(routes []Route) http.Handler {
 	paths := http.NewServeMux()
 	allow := map[string][]string{}
 	for _, rt := range routes {
-		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 		if _, ok := allow[rt.Path]; !ok {
 			path := rt.Path
 			paths.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
@@ -53,18 +70,19 @@ func (s *Server) Handler(routes []Route) http.Handler {
 	for _, m := range allow {
 		sort.Strings(m)
 	}
-	// "/" is less specific than every route, so it only gets what no route
-	// matches: a known path with another method (405) or an unknown path.
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := paths.Handler(r); pattern != "" {
 			paths.ServeHTTP(w, r)
 			return
 		}
 		writeError(w, r, s.log, business.Errorf(business.ENOTFOUND, "Route not found"))
 	})
+}
+
+func withRequestID(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-Id", requestID(r.Context()))
-		mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 

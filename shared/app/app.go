@@ -10,18 +10,21 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"os"
 	"time"
 
 	"bizdata/shared/api"
 	"bizdata/shared/store"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
 
@@ -107,8 +110,12 @@ func NewStore(ctx context.Context, c Config, optFns ...func(*dynamodb.Options)) 
 func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
 
 // FunctionHandler returns the http.Handler of the Lambda function name: a
-// ServeMux holding that one route, so path values work as they do locally.
+// ServeMux holding that one route, so path values work as they do locally;
+// or, for api.DefaultFunction, the answer to what no route matches.
 func FunctionHandler(srv *api.Server, name string) (http.Handler, error) {
+	if name == api.DefaultFunction {
+		return srv.FallbackHandler(), nil
+	}
 	rt, ok := api.RouteByFunction(name)
 	if !ok {
 		return nil, fmt.Errorf("no route for function %q", name)
@@ -140,8 +147,30 @@ func runFunction(name string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	lambda.StartWithOptions(httpadapter.NewV2(h).ProxyWithContext, lambda.WithEnableSIGTERM())
+	lambda.StartWithOptions(LambdaHandler(h), lambda.WithEnableSIGTERM())
 	return nil
+}
+
+// LambdaHandler serves API Gateway HTTP API (payload v2) events with h. It
+// converts events with httpadapter, except for the headers: the adapter
+// splits every header on commas into several values, so an Idempotency-Key
+// or If-Match holding a comma would reach h in pieces. Here each header
+// reaches h as API Gateway sent it, one value, exactly as the devserver
+// delivers it.
+func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	adapter := httpadapter.NewV2(h)
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		req, err := adapter.EventToRequestWithContext(ctx, ev)
+		if err != nil {
+			return core.GatewayTimeoutV2(), fmt.Errorf("convert API Gateway event: %w", err)
+		}
+		for k, v := range ev.Headers {
+			req.Header[textproto.CanonicalMIMEHeaderKey(k)] = []string{v}
+		}
+		w := core.NewProxyResponseWriterV2()
+		h.ServeHTTP(http.ResponseWriter(w), req)
+		return w.GetProxyResponse()
+	}
 }
 
 // NewStreams returns a DynamoDB Streams client for the local devserver's

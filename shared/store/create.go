@@ -114,6 +114,19 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 	return body, err
 }
 
+// Replay returns the response recorded under an Idempotency-Key, and true,
+// when the key is known: a request the API refuses before it reaches the
+// store (a body that fails validation) still answers as the key decides.
+// Returns ECONFLICT when the key was used with another body.
+func (s *Store) Replay(ctx context.Context, account string, idem *Idempotency) ([]byte, bool, error) {
+	rec, err := s.getItem(ctx, idemKey(account, idem))
+	if err != nil || !liveIdem(rec, s.now()) {
+		return nil, false, err
+	}
+	body, err := replayFrom(rec, idem)
+	return body, true, err
+}
+
 // isConditionOutcome reports whether err is what a failed transaction
 // condition reports (a business error or a retry), as opposed to a fault.
 func isConditionOutcome(err error) bool {
