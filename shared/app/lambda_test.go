@@ -99,3 +99,87 @@ func TestLambdaPath(t *testing.T) {
 		}
 	})
 }
+
+// event is an API Gateway HTTP API (payload v2) event for method and target
+// with the given headers, as API Gateway sends it: header names in lower
+// case, each header's values joined by commas in one string.
+func event(method, target, body string, headers map[string]string) events.APIGatewayV2HTTPRequest {
+	path, query, _ := strings.Cut(target, "?")
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "$default", RawPath: path, RawQueryString: query, Headers: headers, Body: body,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "$default",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path}},
+	}
+	return ev
+}
+
+func TestLambdaDefaultRoute(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	h, err := app.FunctionHandler(srv, api.DefaultFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := app.LambdaHandler(h)
+	for _, c := range []struct {
+		method, path string
+		status       int
+		msg, allow   string
+	}{
+		{"GET", "/api/v1/nowhere", 404, "Route not found", ""},
+		{"GET", "/", 404, "Route not found", ""},
+		{"DELETE", "/api/v1/sales/123456", 405, "Method not allowed", "GET"},
+		{"POST", "/api/v1/customers/1", 405, "Method not allowed", "GET, PUT"},
+	} {
+		res, err := fn(context.Background(), event(c.method, c.path, "", map[string]string{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		_ = json.Unmarshal([]byte(res.Body), &body)
+		if res.StatusCode != c.status || body["error"] != c.msg || res.Headers["Allow"] != c.allow || res.Headers["Content-Type"] != "application/json" {
+			t.Errorf("%s %s: %d %v %s", c.method, c.path, res.StatusCode, res.Headers, res.Body)
+		}
+	}
+}
+
+// TestLambdaHeadersArriveWhole sends headers holding commas through the
+// Lambda path: httpadapter alone would split them into several values.
+func TestLambdaHeadersArriveWhole(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	a, _ := business.NewAccount("Lambda Shop", "LAMBDA", "GHS", "")
+	_, key, err := st.CreateAccount(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name, method, target, body string, headers map[string]string) (int, string) {
+		t.Helper()
+		h, err := app.FunctionHandler(srv, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers["authorization"] = "Bearer " + key
+		headers["content-type"] = "application/json"
+		res, err := app.LambdaHandler(h)(context.Background(), event(method, target, body, headers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.StatusCode, res.Body
+	}
+	// One key with a comma would arrive as two keys "a" and "b": refused on
+	// every path, naming the header.
+	if code, body := call("add-customer", "POST", "/api/v1/customers/add", `{"name":"Ama"}`, map[string]string{"idempotency-key": "a,b"}); code != 400 || !strings.Contains(body, "Idempotency-Key") {
+		t.Fatalf("%d %s", code, body)
+	}
+	if code, body := call("add-customer", "POST", "/api/v1/customers/add", `{"name":"Ama"}`, map[string]string{"idempotency-key": "k-1"}); code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	// An If-Match list whose second entry is the current version matches.
+	if code, body := call("edit-customer", "PUT", "/api/v1/customers/1", `{"phone":"1"}`, map[string]string{"if-match": `"v7", "v1"`}); code != 200 {
+		t.Fatalf("If-Match list: %d %s", code, body)
+	}
+	if code, body := call("edit-customer", "PUT", "/api/v1/customers/1", `{"phone":"2"}`, map[string]string{"if-match": `"v7", "v9"`}); code != 412 {
+		t.Fatalf("If-Match list without the version: %d %s", code, body)
+	}
+}

@@ -50,6 +50,7 @@ func loadTemplate(t *testing.T) cfnTemplate {
 func TestTemplateMatchesRouteTable(t *testing.T) {
 	tpl := loadTemplate(t)
 	var inTemplate, inRoutes []string
+	defaults := 0
 	for id, r := range tpl.Resources {
 		if r.Type != "AWS::Serverless::Function" {
 			continue
@@ -61,6 +62,13 @@ func TestTemplateMatchesRouteTable(t *testing.T) {
 				continue
 			}
 			p := ev["Properties"].(map[string]any)
+			if _, ok := p["Path"]; !ok { // SAM's $default route: what no route matches
+				if id != logicalID(api.DefaultFunction) {
+					t.Errorf("%s serves the $default route; only %s should", id, logicalID(api.DefaultFunction))
+				}
+				defaults++
+				continue
+			}
 			inTemplate = append(inTemplate, id+" "+p["Method"].(string)+" "+p["Path"].(string))
 			if r.Metadata["BuildMethod"] != "makefile" {
 				t.Errorf("%s: BuildMethod %v, want makefile", id, r.Metadata["BuildMethod"])
@@ -75,6 +83,12 @@ func TestTemplateMatchesRouteTable(t *testing.T) {
 		} else if !strings.Contains(string(src), `app.RunFunction("`+rt.Function+`")`) {
 			t.Errorf("functions/%s/main.go does not serve %q", rt.Function, rt.Function)
 		}
+	}
+	if defaults != 1 {
+		t.Errorf("%d functions serve the $default route, want 1", defaults)
+	}
+	if src, err := os.ReadFile("../../functions/" + api.DefaultFunction + "/main.go"); err != nil || !strings.Contains(string(src), `app.RunFunction("`+api.DefaultFunction+`")`) {
+		t.Errorf("functions/%s/main.go does not serve the $default route (%v)", api.DefaultFunction, err)
 	}
 	sort.Strings(inTemplate)
 	sort.Strings(inRoutes)
@@ -147,7 +161,7 @@ func TestTemplateTableMatchesGo(t *testing.T) {
 // TestMakefileBuildsEveryFunction checks that SAM's `make build-<LogicalId>`
 // builds the function's own folder.
 func TestMakefileBuildsEveryFunction(t *testing.T) {
-	for _, rt := range api.Routes {
+	for _, rt := range append(api.Routes, api.Route{Function: api.DefaultFunction}) {
 		out, err := exec.Command("make", "-s", "-n", "-C", "../..", "build-"+logicalID(rt.Function), "ARTIFACTS_DIR=/tmp/x").CombinedOutput()
 		if err != nil {
 			t.Fatalf("make build-%s: %v\n%s", logicalID(rt.Function), err, out)
