@@ -46,6 +46,7 @@ type bench struct {
 	key      string
 	acct     business.Account
 	calls    atomic.Int64
+	spans    store.Calls
 	capture  atomic.Bool
 	mu       sync.Mutex
 	captured []any
@@ -66,7 +67,7 @@ func run() error {
 	}
 	b := &bench{ctx: context.Background(), quiet: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	b.cfg = app.Config{TableName: fmt.Sprintf("bench%d", time.Now().UnixNano()), Endpoint: endpoint, CursorSecret: "bench-cursor-secret"}
-	st, err := app.NewStore(b.ctx, b.cfg, store.CountCalls(&b.calls), b.captureInputs)
+	st, err := app.NewStore(b.ctx, b.cfg, store.CountCalls(&b.calls), b.spans.Option(), b.captureInputs)
 	if err != nil {
 		return err
 	}
@@ -97,6 +98,8 @@ func run() error {
 		{"items read", b.itemsRead},
 		{"handler overhead", b.overhead},
 		{"throughput", b.throughput},
+		{"combined filters", b.combinedFilters},
+		{"one busy account", b.writeScaling},
 		{"cold start", func() error { return b.coldStart(*bins) }},
 	}
 	for _, s := range steps {

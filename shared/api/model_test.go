@@ -901,7 +901,9 @@ func (m *model) drawList(t *rapid.T, a *mAccount) listSpec {
 	if rapid.Bool().Draw(t, "filterDue") {
 		due = rapid.SampledFrom([]string{"2026-01-31", "2026-12-30", "2027-06-30"}).Draw(t, "due")
 	}
-	byDue := due != "" && from == "" && cust == 0 && status == "" && typ == ""
+	// Served by a due-date key (ordered by due date): due_date without
+	// created_at and customer, alone or with payment_status.
+	byDue := due != "" && from == "" && cust == 0 && (status != "" || typ == "")
 	for _, s := range a.sales {
 		if (from == "" || s.created >= from) && (cust == 0 || s.customer == cust) && (status == "" || s.status == status) &&
 			(typ == "" || business.InvoiceTypeFilter[typ] == s.invoiceType) && (due == "" || s.dueDate <= due) {

@@ -50,8 +50,26 @@ func (q query) keyNames() (string, string) {
 	return q.index + "PK", q.index + "SK"
 }
 
+// MaxEvaluated bounds the items one list request reads (DynamoDB's
+// ScannedCount), so that a filter that matches little never reads a whole
+// partition in one request: at the bound the page ends, short or even empty,
+// with a cursor to continue.
+const MaxEvaluated = 1000
+
+func (s *Store) maxEvaluated() int {
+	if s.evaluated > 0 {
+		return s.evaluated
+	}
+	return MaxEvaluated
+}
+
+// SetMaxEvaluated changes the bound on items one list request reads (tests
+// use a small one).
+func (s *Store) SetMaxEvaluated(n int) { s.evaluated = n }
+
 // run reads one page. It asks for one item more than the page holds, so the
-// last page has no cursor, and continues past items a filter drops.
+// last page has no cursor, and continues past items a filter drops until the
+// page is full or the request's work (MaxEvaluated) is spent.
 func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) {
 	pkName, skName := q.keyNames()
 	fp := q.fingerprint()
@@ -100,8 +118,9 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 	}
 	var got []attrs
 	scanned := 0
+	budget := s.maxEvaluated()
 	for {
-		in.Limit = aws.Int32(int32(q.limit + 1 - len(got)))
+		in.Limit = aws.Int32(int32(min(q.limit+1-len(got), budget-scanned)))
 		out, err := s.db.Query(ctx, in)
 		if err != nil {
 			return nil, "", 0, fmt.Errorf("query %s: %w", q.index, err)
@@ -112,6 +131,11 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 			break
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
+		if scanned >= budget {
+			// The request's work is spent: answer what matched so far (maybe
+			// nothing) with a cursor that continues after the last item read.
+			return got, s.encodeCursor(out.LastEvaluatedKey, fp), scanned, nil
+		}
 	}
 	next := ""
 	if len(got) > q.limit {

@@ -40,6 +40,12 @@ func saleKeyed(account string, sale business.Sale, it attrs) {
 		it[IndexPaymentDate+"PK"], it[IndexPaymentDate+"SK"] = str(base+"#PAYDATE#"+sale.PaymentDate), str(created)
 	}
 	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(sale.DueDate+"#"+pad(sale.ID))
+	it[IndexCustomerStatus+"PK"], it[IndexCustomerStatus+"SK"] = str(customerStatusPK(base, sale.CustomerID, sale.PaymentStatus)), str(created)
+	it[IndexStatusDue+"PK"], it[IndexStatusDue+"SK"] = str(base+"#STATUS#"+sale.PaymentStatus), str(sale.DueDate+"#"+pad(sale.ID))
+}
+
+func customerStatusPK(base string, customer int64, status string) string {
+	return base + "#CUSTOMER#" + strconv.FormatInt(customer, 10) + "#STATUS#" + status
 }
 
 func saleItem(account string, sale business.Sale) attrs {
@@ -446,9 +452,12 @@ type SaleFilter struct {
 
 // ListSales returns a page of sales. The most selective filter picks the
 // index the Query runs on, and its key condition carries the created_at
-// bound too, so a single filter reads only what it returns; further filters
-// are applied by DynamoDB as a filter expression. Newest first, except when
-// due_date is the only range filter: then by due date, latest first.
+// bound too, so a single filter, and the combinations merchants ask most
+// (customer and status; status and due date; customer and created_at), read
+// only what they return; further filters are applied by DynamoDB as a filter
+// expression, within the request's bound on work. Newest first, except when
+// due_date is the only range filter and no customer is named: then by due
+// date, latest first.
 func (s *Store) ListSales(ctx context.Context, account string, f SaleFilter, limit int, cursor string) (Page[business.Sale], error) {
 	base := acctPK(account) + "#SALE"
 	q := query{limit: limit, cursor: cursor, names: map[string]string{}, values: attrs{}}
@@ -463,9 +472,15 @@ func (s *Store) ListSales(ctx context.Context, account string, f SaleFilter, lim
 	case f.InvoiceCode != "":
 		q.pk, q.rng = salePK(account, f.InvoiceCode), Range{From: "SALE", To: "SALE"}
 		f.InvoiceCode = ""
+	case f.CustomerID != 0 && f.PaymentStatus != "":
+		q.index, q.pk, q.rng = IndexCustomerStatus, customerStatusPK(base, f.CustomerID, f.PaymentStatus), created
+		f.CustomerID, f.PaymentStatus, f.CreatedFrom = 0, "", ""
 	case f.CustomerID != 0:
 		q.index, q.pk, q.rng = IndexPrimaryFilter, base+"#CUSTOMER#"+strconv.FormatInt(f.CustomerID, 10), created
 		f.CustomerID, f.CreatedFrom = 0, ""
+	case f.PaymentStatus != "" && f.DueTo != "" && f.CreatedFrom == "":
+		q.index, q.pk, q.rng = IndexStatusDue, base+"#STATUS#"+f.PaymentStatus, Range{To: f.DueTo}
+		f.PaymentStatus, f.DueTo = "", ""
 	case f.PaymentStatus != "":
 		q.index, q.pk, q.rng = IndexStatus, base+"#STATUS#"+f.PaymentStatus, created
 		f.PaymentStatus, f.CreatedFrom = "", ""

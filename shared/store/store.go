@@ -23,6 +23,7 @@ type Store struct {
 	now   func() time.Time
 
 	cursorSecret []byte
+	evaluated    int // items one list request may read; 0 means MaxEvaluated
 }
 
 // New returns a Store over table, using db for every call.

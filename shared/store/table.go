@@ -46,13 +46,20 @@ const (
 	// IndexDue is sparse: it holds only pending webhook deliveries, sorted by
 	// when their next attempt is due.
 	IndexDue = "GSI7"
+	// IndexCustomerStatus lists sales by customer and payment status, newest
+	// first: what a customer owes.
+	IndexCustomerStatus = "GSI8"
+	// IndexStatusDue lists sales by payment status, by due date: overdue
+	// invoices.
+	IndexStatusDue = "GSI9"
 )
 
 // TTLAttribute is the attribute DynamoDB's time to live reads (Unix seconds).
 const TTLAttribute = "expires_at"
 
 // Indexes lists every global secondary index of the table, in order.
-var Indexes = []string{IndexCreated, IndexPrimaryFilter, IndexType, IndexStatus, IndexPaymentDate, IndexUpperBound, IndexDue}
+var Indexes = []string{IndexCreated, IndexPrimaryFilter, IndexType, IndexStatus, IndexPaymentDate, IndexUpperBound, IndexDue,
+	IndexCustomerStatus, IndexStatusDue}
 
 // TableDefinition returns the table's definition, the one the devserver and
 // tests create and that template.yaml must match (a test checks it).
