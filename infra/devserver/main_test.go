@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -105,5 +107,30 @@ func TestDevserver(t *testing.T) {
 	}
 	if code, _ := call(t, "GET", base+"/api/v1/customers/1", demo.APIKey, ""); code != 200 {
 		t.Fatalf("after restart: %d", code)
+	}
+}
+
+// TestHalfSentBodyIsCut: a client that sends headers and part of its body,
+// then stalls, does not keep its connection open for good.
+func TestHalfSentBodyIsCut(t *testing.T) {
+	saved := timeouts
+	timeouts.read, timeouts.readHeader = 500*time.Millisecond, 500*time.Millisecond
+	t.Cleanup(func() { timeouts = saved })
+	base, stop := start(t, testdb.Config(t), t.TempDir())
+	defer stop()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/customers/add HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"name\":")
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(conn) // returns once the server closes the connection
+	if err != nil {
+		t.Fatalf("connection still open after %v: %v", time.Since(start), err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("connection held for %v", time.Since(start))
 	}
 }

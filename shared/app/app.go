@@ -20,6 +20,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -34,7 +37,8 @@ type Config struct {
 	TableName string
 	// Endpoint is DYNAMODB_ENDPOINT, set for DynamoDB Local; empty on AWS.
 	Endpoint string
-	// KeyCacheTTL is API_KEY_CACHE_TTL (a Go duration, default 30s).
+	// KeyCacheTTL is API_KEY_CACHE_TTL (a Go duration, default and at most
+	// 5s: a rotated key stops working within it).
 	KeyCacheTTL time.Duration
 	// CursorSecret is CURSOR_SECRET, the key that signs list cursors. Required
 	// on AWS; local runs default to a fixed development secret.
@@ -57,8 +61,8 @@ func FromEnv() (Config, error) {
 	}
 	if v := os.Getenv("API_KEY_CACHE_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return c, fmt.Errorf("API_KEY_CACHE_TTL=%q: want a duration such as 30s", v)
+		if err != nil || d < 0 || d > api.MaxKeyCacheTTL {
+			return c, fmt.Errorf("API_KEY_CACHE_TTL=%q: want a duration from 0 to %s, such as 5s", v, api.MaxKeyCacheTTL)
 		}
 		c.KeyCacheTTL = d
 	}
@@ -85,6 +89,7 @@ func NewDynamoDB(ctx context.Context, endpoint string, optFns ...func(*dynamodb.
 	if err != nil {
 		return nil, fmt.Errorf("load aws config: %w", err)
 	}
+	optFns = append([]func(*dynamodb.Options){lambdaBudget}, optFns...)
 	if endpoint != "" {
 		optFns = append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
 			o.BaseEndpoint = aws.String(endpoint)
@@ -93,6 +98,20 @@ func NewDynamoDB(ctx context.Context, endpoint string, optFns ...func(*dynamodb.
 		}}, optFns...)
 	}
 	return dynamodb.NewFromConfig(cfg, optFns...), nil
+}
+
+// lambdaBudget fits the SDK's retries into a function's 10 s: three
+// attempts at most, backoff under 250 ms, 3 s per attempt, and no client-side
+// retry quota (under throttling the quota would fail calls that DynamoDB
+// might serve). What still fails is answered 503 with Retry-After, and the
+// client retries.
+func lambdaBudget(o *dynamodb.Options) {
+	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+		so.MaxAttempts = 3
+		so.MaxBackoff = 250 * time.Millisecond
+		so.RateLimiter = ratelimit.None
+	})
+	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(3 * time.Second)
 }
 
 // NewStore builds the store Config describes.

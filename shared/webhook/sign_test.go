@@ -43,6 +43,7 @@ func TestVerifier(t *testing.T) {
 	b := body(t)
 	now := time.Unix(1700000000, 0)
 	v := Verifier{Secret: vectorSecret, Now: func() time.Time { return now }}
+	lenient := Verifier{Secret: vectorSecret, Now: v.Now, Lenient: true}
 	headers := func(kv ...string) http.Header {
 		h := http.Header{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -60,16 +61,23 @@ func TestVerifier(t *testing.T) {
 		want error
 	}{
 		{"Good", headers(good...), b, v, nil},
-		{"GoodHexOnly", headers(HeaderSignature, vectorHex), b, v, nil},
-		{"UppercaseHex", headers(HeaderSignature, strings.ToUpper(vectorHex)), b, v, nil},
+		{"UppercaseHex", headers(append([]string{HeaderSignature, strings.ToUpper(vectorHex)}, good[2:]...)...), b, v, nil},
 		{"TamperedBody", headers(good...), tampered, v, ErrBadSignature},
 		{"WrongSecret", headers(good...), b, Verifier{Secret: "other-secret", Now: v.Now}, ErrBadSignature},
-		{"GarbageSignature", headers(HeaderSignature, "zz"), b, v, ErrBadSignature},
-		{"MissingHeaderProcessed", headers(), b, v, nil},
+		{"GarbageSignature", headers(append([]string{HeaderSignature, "zz"}, good[2:]...)...), b, v, ErrBadSignature},
+		// With a secret, stripping headers is refused, not waved through.
+		{"StrippedAll", headers(), b, v, ErrUnsigned},
+		{"HexOnly", headers(HeaderSignature, vectorHex), b, v, ErrUnsigned},
+		{"StrippedTimestamp", headers(HeaderSignature, vectorHex, HeaderID, "msg_txn_1", HeaderStandardSignature, vectorStd), b, v, ErrUnsigned},
+		{"StrippedHex", headers(good[2:]...), b, v, ErrUnsigned},
+		{"NoSecretProcessesAll", headers(), b, Verifier{}, nil},
+		{"LenientMissingProcessed", headers(), b, lenient, nil},
+		{"LenientHexOnly", headers(HeaderSignature, vectorHex), b, lenient, nil},
+		{"LenientStdWrongID", headers(HeaderID, "msg_other", HeaderTimestamp, "1700000000", HeaderStandardSignature, vectorStd), b, lenient, ErrBadSignature},
 		{"Stale", headers(good...), b, Verifier{Secret: vectorSecret, Now: func() time.Time { return now.Add(6 * time.Minute) }}, ErrStale},
 		{"Future", headers(good...), b, Verifier{Secret: vectorSecret, Now: func() time.Time { return now.Add(-6 * time.Minute) }}, ErrStale},
-		{"StdWrongID", headers(HeaderID, "msg_other", HeaderTimestamp, "1700000000", HeaderStandardSignature, vectorStd), b, v, ErrBadSignature},
-		{"StdRotation", headers(HeaderID, "msg_txn_1", HeaderTimestamp, "1700000000", HeaderStandardSignature, "v1,AAAA "+vectorStd), b, v, nil},
+		{"StdWrongID", headers(HeaderSignature, vectorHex, HeaderID, "msg_other", HeaderTimestamp, "1700000000", HeaderStandardSignature, vectorStd), b, v, ErrBadSignature},
+		{"StdRotation", headers(HeaderSignature, vectorHex, HeaderID, "msg_txn_1", HeaderTimestamp, "1700000000", HeaderStandardSignature, "v1,AAAA "+vectorStd), b, v, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -20,23 +20,38 @@ const DefaultTolerance = 5 * time.Minute
 var (
 	ErrBadSignature = errors.New("webhook: signature does not match the body")
 	ErrStale        = errors.New("webhook: timestamp outside the tolerance (replay?)")
+	ErrUnsigned     = errors.New("webhook: signature headers missing, but a secret is set")
 )
 
-// Verifier checks deliveries as the API description's receiver rules say:
-// when the `signature` header is present it must equal the HMAC of the raw
-// body (compared in constant time); when it is absent nothing can be verified
-// and the payload is processed. When the Standard Webhooks headers are
-// present too, their signature and a timestamp within Tolerance are checked.
+// Verifier checks deliveries. With a Secret, every genuine delivery carries
+// the `signature` header and the Standard Webhooks headers, so Verify
+// requires them (ErrUnsigned when one is missing: a forger would simply
+// leave them out); the signatures must match the raw body (compared in
+// constant time) and the timestamp must be within Tolerance. Without a
+// Secret nothing can be verified and every delivery is processed (the
+// description's rule for a merchant with no secret).
+//
+// Lenient applies the description's receiver rules literally even with a
+// Secret: a delivery without the `signature` header is processed, and the
+// Standard Webhooks headers are checked only when present. Use it only
+// behind something that strips headers; it lets anyone forge a notification.
 type Verifier struct {
 	Secret    string
 	Tolerance time.Duration // DefaultTolerance when zero
 	Now       func() time.Time
+	Lenient   bool
 }
 
 // Verify checks one delivery's headers against its raw body. It returns nil
 // when the delivery should be processed.
 func (v Verifier) Verify(h http.Header, body []byte) error {
+	if v.Secret == "" {
+		return nil
+	}
 	sig := h.Get(HeaderSignature)
+	if !v.Lenient && (sig == "" || h.Get(HeaderStandardSignature) == "" || h.Get(HeaderTimestamp) == "" || h.Get(HeaderID) == "") {
+		return ErrUnsigned
+	}
 	if sig != "" {
 		got, err := hex.DecodeString(strings.TrimSpace(sig))
 		want, _ := hex.DecodeString(Sign(body, v.Secret))
