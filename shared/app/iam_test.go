@@ -1,0 +1,240 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"bizdata/shared/api"
+	"bizdata/shared/app"
+	"bizdata/shared/business"
+	"bizdata/shared/testdb"
+	"bizdata/shared/webhook"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/google/go-cmp/cmp"
+)
+
+// iamRecorder records, per function, the IAM actions its DynamoDB calls
+// need: one per operation, and for a transaction one per kind of action in
+// it (IAM has no TransactWriteItems action of its own).
+type iamRecorder struct {
+	mu      sync.Mutex
+	current string
+	used    map[string]map[string]bool
+}
+
+func (r *iamRecorder) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("RecordIAM",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				var actions []string
+				if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok {
+					for _, it := range tx.TransactItems {
+						switch {
+						case it.Put != nil:
+							actions = append(actions, "dynamodb:PutItem")
+						case it.Update != nil:
+							actions = append(actions, "dynamodb:UpdateItem")
+						case it.Delete != nil:
+							actions = append(actions, "dynamodb:DeleteItem")
+						case it.ConditionCheck != nil:
+							actions = append(actions, "dynamodb:ConditionCheckItem")
+						}
+					}
+				} else {
+					actions = append(actions, "dynamodb:"+middleware.GetOperationName(ctx))
+				}
+				r.mu.Lock()
+				if r.current != "" {
+					if r.used[r.current] == nil {
+						r.used[r.current] = map[string]bool{}
+					}
+					for _, a := range actions {
+						r.used[r.current][a] = true
+					}
+				}
+				r.mu.Unlock()
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+	})
+}
+
+func (r *iamRecorder) as(function string) {
+	r.mu.Lock()
+	r.current = function
+	r.mu.Unlock()
+}
+
+// TestIAMMatchesCode runs every function's code paths (success, replays, the
+// refusal that reads an Idempotency-Key, stock moves, renames) against
+// DynamoDB Local and fails when a function calls a DynamoDB action its
+// policy in template.yaml does not grant, or its policy grants one it never
+// uses.
+func TestIAMMatchesCode(t *testing.T) {
+	rec := &iamRecorder{used: map[string]map[string]bool{}}
+	st, _ := testdb.NewStore(t, rec.option)
+	ctx := context.Background()
+	a, _ := business.NewAccount("IAM Shop", "IAM1", "GHS", "")
+	a, key, err := st.CreateAccount(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	call := func(function, method, path, body string, headers ...string) (int, string) {
+		t.Helper()
+		h, err := app.FunctionHandler(srv, function)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		r := httptest.NewRequest(method, path, rd)
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			r.Header.Set(headers[i], headers[i+1])
+		}
+		w := httptest.NewRecorder()
+		rec.as(function)
+		h.ServeHTTP(w, r)
+		rec.as("")
+		return w.Code, w.Body.String()
+	}
+	idem := func(k string) []string { return []string{"Idempotency-Key", k} }
+	sale := `{"invoice_code":"111111","invoice_number":"100001","customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"5.00","invoice_type":"main","payment_type":"Cash","due_date":"2026-12-31","items":[{"item_code":"RICE-1","item_name":"Rice","unit_price":"5.00","quantity":2}]}`
+	steps := []struct {
+		function, method, path, body string
+		headers                      []string
+		want                         int
+	}{
+		{"authenticate", "GET", "/api/v1/user/authenticate", "", nil, 200},
+		{"add-customer", "POST", "/api/v1/customers/add", `{"name":"Ama"}`, idem("c1"), 200},
+		{"add-customer", "POST", "/api/v1/customers/add", `{"name":"Ama"}`, idem("c1"), 200},
+		{"add-customer", "POST", "/api/v1/customers/add", `{"name":""}`, idem("c1"), 409},
+		{"add-customer", "POST", "/api/v1/customers/add", `{"name":"Esi"}`, nil, 200},
+		{"edit-customer", "PUT", "/api/v1/customers/1", `{"phone":"1"}`, nil, 200},
+		{"get-customer", "GET", "/api/v1/customers/1", "", nil, 200},
+		{"list-customers", "GET", "/api/v1/customers", "", nil, 200},
+		{"add-category", "POST", "/api/v1/inventory/categories/add", `{"category_name":"Grains"}`, idem("g1"), 200},
+		{"add-category", "POST", "/api/v1/inventory/categories/add", `{"category_name":""}`, idem("g1"), 409},
+		{"add-category", "POST", "/api/v1/inventory/categories/add", `{"category_name":"Oils"}`, nil, 200},
+		{"edit-category", "PUT", "/api/v1/inventory/categories/1", `{"category_name":"Cereals"}`, nil, 200},
+		{"list-categories", "GET", "/api/v1/inventory/categories", "", nil, 200},
+		{"add-item", "POST", "/api/v1/inventory/items/add", `{"item_code":"RICE-1","item_name":"Rice","category_id":1,"item_price":5,"quantity":10}`, idem("i1"), 200},
+		{"add-item", "POST", "/api/v1/inventory/items/add", `{"item_code":"BEANS-1","item_name":"Rice","category_id":1,"item_price":5,"quantity":5}`, nil, 200},
+		{"add-item", "POST", "/api/v1/inventory/items/add", `{"item_name":""}`, idem("i1"), 409},
+		{"edit-item", "PUT", "/api/v1/inventory/items/RICE-1", `{"item_name":"Brown rice","category_id":2,"item_price":6}`, nil, 200},
+		{"get-item", "GET", "/api/v1/inventory/items/RICE-1", "", nil, 200},
+		{"list-items", "GET", "/api/v1/inventory/items?category_id=2", "", nil, 200},
+		{"add-expense", "POST", "/api/v1/expenses/add", `{"expense_type":"Rent","expense_amount":"10","payment_method":"Cash","created_by":"Ama"}`, idem("e1"), 200},
+		{"add-expense", "POST", "/api/v1/expenses/add", `{}`, idem("e1"), 409},
+		{"add-expense", "POST", "/api/v1/expenses/add", `{"expense_type":"Fuel","expense_amount":"10","payment_method":"Cash","created_by":"Ama"}`, nil, 200},
+		{"edit-expense", "PUT", "/api/v1/expenses/1", `{"expense_type":"Rent","expense_amount":"12","payment_method":"Cash","created_by":"Ama"}`, nil, 200},
+		{"get-expense", "GET", "/api/v1/expenses/1", "", nil, 200},
+		{"list-expenses", "GET", "/api/v1/expenses", "", nil, 200},
+		{"add-sale", "POST", "/api/v1/sales/add", sale, idem("s1"), 200},
+		{"add-sale", "POST", "/api/v1/sales/add", sale, idem("s1"), 200},
+		{"add-sale", "POST", "/api/v1/sales/add", `{}`, idem("s1"), 409},
+		{"add-sale", "POST", "/api/v1/sales/add", strings.Replace(strings.Replace(sale, "111111", "222222", 1), "100001", "100002", 1), nil, 200},
+		{"edit-sale", "PUT", "/api/v1/sales/edit/111111", `{"invoice_code":"111111","invoice_number":"100003","customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"7.00","items":[{"item_code":"RICE-1","item_name":"Rice","unit_price":"5.00","quantity":1},{"item_code":"BEANS-1","item_name":"Beans","unit_price":"5.00","quantity":1}]}`, nil, 200},
+		{"get-sale", "GET", "/api/v1/sales/111111", "", nil, 200},
+		{"list-sales", "GET", "/api/v1/sales?payment_status=paid", "", nil, 200},
+		{api.DefaultFunction, "GET", "/api/v1/nowhere", "", nil, 404},
+	}
+	for _, s := range steps {
+		if got, body := call(s.function, s.method, s.path, s.body, s.headers...); got != s.want {
+			t.Fatalf("%s %s %s: %d, want %d: %s", s.function, s.method, s.path, got, s.want, body)
+		}
+	}
+
+	// The webhook functions: a payment delivered to a receiver that fails
+	// (deliver-webhooks), then its retry (retry-webhooks).
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	defer rc.Close()
+	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL, CallbackSecret: "iam-secret-123456"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("../webhook/testdata/stream-batch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", a.ID)), &ev); err != nil {
+		t.Fatal(err)
+	}
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond, time.Millisecond}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	rec.as("deliver-webhooks")
+	if _, err := svc.HandleStream(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	rec.as("retry-webhooks")
+	time.Sleep(20 * time.Millisecond)
+	if err := svc.RetryDue(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	rec.as("")
+
+	granted := templatePolicies(t)
+	for function, actions := range granted {
+		used := []string{}
+		for a := range rec.used[function] {
+			used = append(used, a)
+		}
+		sort.Strings(used)
+		if d := cmp.Diff(actions, used); d != "" {
+			t.Errorf("%s: template.yaml's policy and the calls the code makes differ (-granted +used):\n%s", function, d)
+		}
+	}
+}
+
+// templatePolicies returns, per function folder, the DynamoDB actions its
+// policy in template.yaml grants, sorted.
+func templatePolicies(t *testing.T) map[string][]string {
+	tpl := loadTemplate(t)
+	out := map[string][]string{}
+	entries, _ := os.ReadDir("../../functions")
+	for _, e := range entries {
+		r, ok := tpl.Resources[logicalID(e.Name())]
+		if !ok {
+			continue
+		}
+		actions := []string{}
+		policies, _ := r.Properties["Policies"].([]any)
+		for _, p := range policies {
+			doc, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			stmts, _ := doc["Statement"].([]any)
+			for _, s := range stmts {
+				s := s.(map[string]any)
+				if s["Effect"] != "Allow" {
+					continue
+				}
+				acts, _ := s["Action"].([]any)
+				for _, a := range acts {
+					if as := a.(string); strings.HasPrefix(as, "dynamodb:") {
+						actions = append(actions, as)
+					}
+				}
+			}
+		}
+		sort.Strings(actions)
+		out[e.Name()] = actions
+	}
+	return out
+}
