@@ -208,3 +208,40 @@ func TestEveryFunctionIsDeclared(t *testing.T) {
 		t.Errorf("stream event source %v", ev)
 	}
 }
+
+// TestSecretsOnlyForSigners: callback secrets live under their own key
+// prefix, and every function but the two that sign webhooks is denied any
+// item under it by an IAM condition on dynamodb:LeadingKeys.
+func TestSecretsOnlyForSigners(t *testing.T) {
+	tpl := loadTemplate(t)
+	signers := map[string]bool{"DeliverWebhooksFunction": true, "RetryWebhooksFunction": true}
+	for id, r := range tpl.Resources {
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		denied, reads := false, false
+		policies, _ := r.Properties["Policies"].([]any)
+		for _, p := range policies {
+			doc, _ := p.(map[string]any)
+			stmts, _ := doc["Statement"].([]any)
+			for _, s := range stmts {
+				s := s.(map[string]any)
+				if s["Effect"] == "Allow" {
+					reads = true
+				}
+				cond, _ := s["Condition"].(map[string]any)
+				like, _ := cond["ForAnyValue:StringLike"].(map[string]any)
+				keys, _ := like["dynamodb:LeadingKeys"].([]any)
+				if s["Effect"] == "Deny" && s["Action"] == "dynamodb:*" && len(keys) == 1 && keys[0] == store.SecretKeyPrefix+"*" {
+					denied = true
+				}
+			}
+		}
+		if signers[id] && denied {
+			t.Errorf("%s signs webhooks but is denied the secrets", id)
+		}
+		if !signers[id] && reads && !denied {
+			t.Errorf("%s can read callback secrets: its policy lacks the Deny on %s*", id, store.SecretKeyPrefix)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"bizdata/shared/business"
@@ -110,45 +109,54 @@ func (s *Store) FindAccountByKeyHash(ctx context.Context, hash string) (business
 	return accountFrom(out.Item), nil
 }
 
-// FindAccount returns the account and its webhook settings. Returns ENOTFOUND
-// when it does not exist.
+// SecretKeyPrefix starts the partition key of every callback secret's item.
+// Secrets live apart from the account so that IAM can keep them from every
+// function but the ones that sign: template.yaml denies the API functions
+// any item whose leading key matches it (dynamodb:LeadingKeys).
+const SecretKeyPrefix = "SECRET#"
+
+func secretKey(accountID string) attrs { return key(SecretKeyPrefix+accountID, "WEBHOOK") }
+
+// FindAccount returns the account and its webhook settings, the callback
+// secret included, with one BatchGetItem. Only the webhook functions may
+// call it on AWS. Returns ENOTFOUND when the account does not exist.
 func (s *Store) FindAccount(ctx context.Context, accountID string) (business.Account, business.Webhook, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT")})
+	found, err := s.batchGet(ctx, []attrs{key(acctPK(accountID), "ACCOUNT"), secretKey(accountID)})
 	if err != nil {
 		return business.Account{}, business.Webhook{}, fmt.Errorf("get account: %w", err)
 	}
-	if out.Item == nil {
+	acct, secret := found[0], found[1]
+	if acct == nil {
 		return business.Account{}, business.Webhook{}, business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
 	}
-	return accountFrom(out.Item), business.Webhook{
-		CallbackURL:    getS(out.Item, "callback_url"),
-		CallbackSecret: getS(out.Item, "callback_secret"),
-	}, nil
+	wh := business.Webhook{CallbackURL: getS(acct, "callback_url"), CallbackSecret: getS(secret, "secret")}
+	if secret == nil { // set before secrets had an item of their own
+		wh.CallbackSecret = getS(acct, "callback_secret")
+	}
+	return accountFrom(acct), wh, nil
 }
 
-// SetWebhook stores the account's webhook settings; an empty secret removes
-// the secret (deliveries then carry no signature header). Returns ENOTFOUND
+// SetWebhook stores the account's webhook settings: the URL on the account,
+// the secret in an item of its own (see SecretKeyPrefix); an empty secret
+// removes it (deliveries then carry no signature header). Returns ENOTFOUND
 // when the account does not exist.
 func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Webhook) error {
-	expr := "SET callback_url = :u REMOVE callback_secret"
-	vals := attrs{":u": str(w.CallbackURL)}
+	secret := types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: secretKey(accountID)}}
 	if w.CallbackSecret != "" {
-		expr = "SET callback_url = :u, callback_secret = :s"
-		vals[":s"] = str(w.CallbackSecret)
+		it := secretKey(accountID)
+		it["type"], it["account_id"], it["secret"] = str("webhook_secret"), str(accountID), str(w.CallbackSecret)
+		secret = put(s.table, it, "")
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT"),
-		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: vals,
+	notFound := business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
+	return s.transact(ctx, []txItem{
+		{action: types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT"),
+			UpdateExpression:          aws.String("SET callback_url = :u REMOVE callback_secret"),
+			ConditionExpression:       aws.String("attribute_exists(PK)"),
+			ExpressionAttributeValues: attrs{":u": str(w.CallbackURL)},
+		}}, onFail: notFound},
+		{action: secret},
 	})
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
-	}
-	if err != nil {
-		return fmt.Errorf("set webhook: %w", err)
-	}
-	return nil
 }
 
 func put(table string, it attrs, cond string) types.TransactWriteItem {
