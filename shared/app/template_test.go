@@ -10,6 +10,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/store"
+	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/go-cmp/cmp"
@@ -242,6 +243,63 @@ func TestSecretsOnlyForSigners(t *testing.T) {
 		}
 		if !signers[id] && reads && !denied {
 			t.Errorf("%s can read callback secrets: its policy lacks the Deny on %s*", id, store.SecretKeyPrefix)
+		}
+	}
+}
+
+// TestTemplateOperations: the stack tells its operator when it hurts and
+// bounds what it accepts: tracing, log retention, stage throttling, and the
+// three alarms with an optional SNS topic.
+func TestTemplateOperations(t *testing.T) {
+	b, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Globals struct {
+			Function map[string]any `yaml:"Function"`
+		} `yaml:"Globals"`
+		Resources map[string]struct {
+			Type       string         `yaml:"Type"`
+			Properties map[string]any `yaml:"Properties"`
+		} `yaml:"Resources"`
+		Conditions map[string]any `yaml:"Conditions"`
+	}
+	if err := yaml.Unmarshal(b, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	g := tpl.Globals.Function
+	if g["Tracing"] != "Active" {
+		t.Errorf("Globals.Function.Tracing %v", g["Tracing"])
+	}
+	logs := tpl.Resources["FunctionLogs"]
+	if lc, _ := g["LoggingConfig"].(map[string]any); lc["LogFormat"] != "JSON" || lc["LogGroup"] == nil || logs.Type != "AWS::Logs::LogGroup" || logs.Properties["RetentionInDays"] == nil {
+		t.Errorf("logging %v, log group %v", g["LoggingConfig"], logs)
+	}
+	routes, _ := tpl.Resources["HttpApi"].Properties["DefaultRouteSettings"].(map[string]any)
+	if routes["ThrottlingRateLimit"] == nil || routes["ThrottlingBurstLimit"] == nil {
+		t.Errorf("HttpApi throttling %v", routes)
+	}
+	if tpl.Conditions["HasAlarmTopic"] == nil {
+		t.Error("no HasAlarmTopic condition")
+	}
+	alarms := map[string]func(p map[string]any) bool{
+		"Api5xxRateAlarm": func(p map[string]any) bool { return strings.Contains(fmt.Sprint(p["Metrics"]), "5xx") },
+		"StreamFailuresAlarm": func(p map[string]any) bool {
+			return p["Namespace"] == "AWS/SQS" && strings.Contains(fmt.Sprint(p["Dimensions"]), "WebhookStreamFailures")
+		},
+		"WebhooksFailedAlarm": func(p map[string]any) bool {
+			return p["Namespace"] == webhook.MetricNamespace && p["MetricName"] == webhook.MetricDeliveriesFailed
+		},
+	}
+	for name, ok := range alarms {
+		r, found := tpl.Resources[name]
+		if !found || r.Type != "AWS::CloudWatch::Alarm" || !ok(r.Properties) {
+			t.Errorf("alarm %s: %v", name, r)
+			continue
+		}
+		if !strings.Contains(fmt.Sprint(r.Properties["AlarmActions"]), "HasAlarmTopic") {
+			t.Errorf("alarm %s does not notify the alarm topic", name)
 		}
 	}
 }

@@ -138,7 +138,32 @@ func (s *Service) attempt(ctx context.Context, d business.Delivery, wh business.
 	} else if err != nil {
 		return err
 	}
+	if d.State == business.DeliveryFailed {
+		s.failedMetric(ctx, d)
+	}
 	return nil
+}
+
+// Metric names of the delivery functions, in CloudWatch embedded metric
+// format: the log line is the metric, so no API call and no permission is
+// needed. The WebhooksFailedAlarm of template.yaml watches it.
+const (
+	MetricNamespace        = "BizData/Webhooks"
+	MetricDeliveriesFailed = "DeliveriesFailed"
+)
+
+// failedMetric logs that d used its last attempt, as one EMF metric line.
+func (s *Service) failedMetric(ctx context.Context, d business.Delivery) {
+	s.log.ErrorContext(ctx, "webhook delivery failed",
+		"_aws", map[string]any{
+			"Timestamp": s.now().UnixMilli(),
+			"CloudWatchMetrics": []map[string]any{{
+				"Namespace":  MetricNamespace,
+				"Dimensions": [][]string{{}},
+				"Metrics":    []map[string]string{{"Name": MetricDeliveriesFailed, "Unit": "Count"}},
+			}},
+		},
+		MetricDeliveriesFailed, 1, "account_id", d.AccountID, "transaction_id", d.TransactionID, "attempts", d.Attempt)
 }
 
 // RetryDue is the retry-webhooks function: it makes every attempt that is

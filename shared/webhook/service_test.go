@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,4 +115,72 @@ func TestConcurrentRetryRunsDeliverOnce(t *testing.T) {
 	if got.Load() != 1 {
 		t.Fatalf("%d attempts from 6 concurrent runs, want 1", got.Load())
 	}
+}
+
+// TestFailedDeliveryMetric: a delivery that uses its last attempt logs one
+// line in CloudWatch embedded metric format, the metric the
+// WebhooksFailedAlarm watches.
+func TestFailedDeliveryMetric(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	ctx := context.Background()
+	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
+	a, _, err := st.CreateAccount(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	defer rc.Close()
+	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/stream-batch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", a.ID)), &ev); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	svc := webhook.NewService(st, webhook.NewSender(true), nil, slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, nil)))
+	if _, err := svc.HandleStream(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	metrics := 0
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var m struct {
+			AWS struct {
+				CloudWatchMetrics []struct {
+					Namespace string
+					Metrics   []struct{ Name string }
+				}
+			} `json:"_aws"`
+			Failed int `json:"DeliveriesFailed"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || len(m.AWS.CloudWatchMetrics) == 0 {
+			continue
+		}
+		cw := m.AWS.CloudWatchMetrics[0]
+		if cw.Namespace != webhook.MetricNamespace || len(cw.Metrics) != 1 || cw.Metrics[0].Name != webhook.MetricDeliveriesFailed || m.Failed != 1 {
+			t.Fatalf("metric line %s", line)
+		}
+		metrics++
+	}
+	if metrics != 1 {
+		t.Fatalf("%d metric lines, want 1:\n%s", metrics, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
