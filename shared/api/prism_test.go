@@ -1,0 +1,147 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestOpenAPIConformance sends success and error answers of every route
+// through Prism, a third party's validating proxy, against
+// docs/openapi.yaml: any response Prism finds at odds with the document (a
+// status it does not list, a body that breaks its schema) fails the test.
+// Requests that break the document on purpose (bad input) are expected;
+// only response violations count.
+func TestOpenAPIConformance(t *testing.T) {
+	prism := "../../infra/conformance/node_modules/.bin/prism"
+	if _, err := os.Stat(prism); err != nil {
+		t.Fatalf("Prism is not installed: run make deps (%v)", err)
+	}
+	e := newSaleEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	var out syncBuffer
+	cmd := exec.Command(prism, "proxy", "../../docs/openapi.yaml", e.srv.URL, "-p", port, "-h", "127.0.0.1")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	for deadline := time.Now().Add(90 * time.Second); !strings.Contains(out.String(), "Prism is listening"); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Prism did not start:\n%s", out.String())
+		}
+	}
+	p := &env{t: t, store: e.store, srv: &httptest.Server{URL: "http://" + addr}, key: e.key, acct: e.acct}
+
+	big := `{"name":"` + strings.Repeat("x", 1<<20) + `"}`
+	sale := saleBody(map[string]any{"invoice_code": "555555", "invoice_number": "500005"})
+	edit := saleBody(map[string]any{"invoice_code": "555555", "invoice_number": "500005", "amount_paid": "20.00", "items": nil})
+	steps := []struct {
+		method, path string
+		body         any
+		headers      []string
+		code         int
+	}{
+		{"GET", "/api/v1/user/authenticate", nil, nil, 200},
+		{"GET", "/api/v1/user/authenticate", nil, []string{"Authorization", ""}, 401},
+		{"POST", "/api/v1/customers/add", map[string]any{"name": "Yaw"}, []string{"Idempotency-Key", "p-1"}, 200},
+		{"POST", "/api/v1/customers/add", map[string]any{"name": "Other"}, []string{"Idempotency-Key", "p-1"}, 409},
+		{"POST", "/api/v1/customers/add", map[string]any{"name": ""}, nil, 400},
+		{"POST", "/api/v1/customers/add", "name=Yaw", []string{"Content-Type", "text/plain"}, 415},
+		{"POST", "/api/v1/customers/add", big, nil, 413},
+		{"GET", "/api/v1/customers/1", nil, nil, 200},
+		{"GET", "/api/v1/customers/999", nil, nil, 404},
+		{"GET", "/api/v1/customers", nil, nil, 200},
+		{"GET", "/api/v1/customers?limit=0", nil, nil, 400},
+		{"GET", "/api/v1/customers", nil, []string{"Authorization", "Bearer bk_live_unknown"}, 401},
+		{"PUT", "/api/v1/customers/1", map[string]any{"phone": "0200000000"}, nil, 200},
+		{"PUT", "/api/v1/customers/1", map[string]any{"phone": "1"}, []string{"If-Match", `"v1"`}, 412},
+		{"PUT", "/api/v1/customers/999", map[string]any{"phone": "1"}, nil, 404},
+		{"PUT", "/api/v1/customers/1", map[string]any{"nickname": "x"}, nil, 400},
+		{"POST", "/api/v1/inventory/categories/add", map[string]any{"category_name": "Grains"}, nil, 200},
+		{"POST", "/api/v1/inventory/categories/add", map[string]any{"category_name": "grains"}, nil, 409},
+		{"GET", "/api/v1/inventory/categories?category_name=grains", nil, nil, 200},
+		{"PUT", "/api/v1/inventory/categories/1", map[string]any{"description": "Rice"}, nil, 200},
+		{"PUT", "/api/v1/inventory/categories/99", map[string]any{"description": "Rice"}, nil, 404},
+		{"POST", "/api/v1/inventory/items/add", map[string]any{"item_code": "RICE-1", "item_name": "Rice", "category_id": 1, "item_price": 5, "quantity": 9}, nil, 200},
+		{"POST", "/api/v1/inventory/items/add", map[string]any{"item_name": "Rice", "category_id": 99, "item_price": 5}, nil, 400},
+		{"GET", "/api/v1/inventory/items/RICE-1", nil, nil, 200},
+		{"GET", "/api/v1/inventory/items/NOPE", nil, nil, 404},
+		{"GET", "/api/v1/inventory/items?category_id=1", nil, nil, 200},
+		{"PUT", "/api/v1/inventory/items/RICE-1", map[string]any{"item_price": 6}, nil, 200},
+		{"PUT", "/api/v1/inventory/items/RICE-1", map[string]any{"online": 5}, nil, 400},
+		{"POST", "/api/v1/expenses/add", map[string]any{"expense_type": "Rent", "expense_amount": "10", "payment_method": "Cash", "created_by": "Ama"}, nil, 200},
+		{"GET", "/api/v1/expenses/1", nil, nil, 200},
+		{"GET", "/api/v1/expenses/9", nil, nil, 404},
+		{"GET", "/api/v1/expenses?expense_type=rent", nil, nil, 200},
+		{"PUT", "/api/v1/expenses/1", map[string]any{"expense_type": "Rent", "expense_amount": "12", "payment_method": "Cash", "created_by": "Ama"}, nil, 200},
+		{"PUT", "/api/v1/expenses/1", map[string]any{"expense_type": "Rent"}, nil, 400},
+		{"POST", "/api/v1/sales/add", sale, nil, 200},
+		{"POST", "/api/v1/sales/add", sale, nil, 409},
+		{"POST", "/api/v1/sales/add", saleBody(map[string]any{"total_amount": "1.00"}), nil, 400},
+		{"GET", "/api/v1/sales/555555", nil, nil, 200},
+		{"GET", "/api/v1/sales/123456", nil, nil, 404},
+		{"GET", "/api/v1/sales?payment_status=partial&customer_id=1", nil, nil, 200},
+		{"GET", "/api/v1/sales?payment_status=owing", nil, nil, 400},
+		{"GET", "/api/v1/sales", nil, []string{"Authorization", ""}, 401},
+		{"PUT", "/api/v1/sales/edit/555555", edit, nil, 200},
+		{"PUT", "/api/v1/sales/edit/555555", edit, []string{"If-Match", `"v1"`}, 412},
+		{"PUT", "/api/v1/sales/edit/123456", saleBody(map[string]any{"invoice_code": "123456", "invoice_number": "100001", "items": nil}), nil, 404},
+	}
+	violations := 0
+	for _, s := range steps {
+		r := p.req(s.method, s.path, p.key, s.body, s.headers...)
+		if r.code != s.code {
+			t.Errorf("%s %s: %d, want %d: %.300s", s.method, s.path, r.code, s.code, r.raw)
+		}
+		var vs []struct {
+			Location []string `json:"location"`
+			Severity string   `json:"severity"`
+			Message  string   `json:"message"`
+		}
+		if h := r.header.Get("sl-violations"); h != "" {
+			if err := json.Unmarshal([]byte(h), &vs); err != nil {
+				t.Fatalf("sl-violations %q: %v", h, err)
+			}
+		}
+		for _, v := range vs {
+			if len(v.Location) > 0 && v.Location[0] == "response" {
+				violations++
+				t.Errorf("%s %s -> %d: %s %s %s", s.method, s.path, r.code, v.Severity, strings.Join(v.Location, "."), v.Message)
+			}
+		}
+	}
+	t.Logf("Prism checked %d responses of %d routes: %d violations", len(steps), 20, violations)
+}
+
+// syncBuffer is a bytes.Buffer safe to write from a process's output
+// goroutine while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
