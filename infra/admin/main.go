@@ -139,7 +139,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := st.Redeliver(ctx, *account, *tx, time.Now().UTC()); err != nil {
+		if _, err := st.Redeliver(ctx, *account, *tx, time.Now().UTC()); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "delivery of %s queued again\n", *tx)
@@ -169,7 +169,7 @@ func printDeliveries(ctx context.Context, st *store.Store, account string, asJSO
 	var all []deliveryJSON
 	cursor := ""
 	for {
-		page, err := st.ListDeliveries(ctx, account, 200, cursor)
+		page, err := st.ListDeliveries(ctx, account, "", 200, cursor)
 		if err != nil {
 			return err
 		}

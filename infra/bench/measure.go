@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -30,6 +31,21 @@ import (
 type call struct {
 	function, method, path, query string
 	body                          func(i int) any
+}
+
+// afterCall reads the response of the functions whose answer the bench needs:
+// rotate-api-key hands it its new key.
+var afterCall = map[string]func(b *bench, body string){
+	"rotate-api-key": func(b *bench, body string) {
+		var out struct {
+			Data struct {
+				APIKey string `json:"api_key"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(body), &out) == nil && out.Data.APIKey != "" {
+			b.key = out.Data.APIKey
+		}
+	},
 }
 
 func (b *bench) calls_() []call {
@@ -76,6 +92,14 @@ func (b *bench) calls_() []call {
 		{"edit-customer", "PUT", "/api/v1/customers/3", "", func(int) any {
 			return map[string]any{"phone": fmt.Sprintf("020%07d", fresh())}
 		}},
+		{"get-webhook-settings", "GET", "/api/v1/user/webhook", "", nil},
+		{"update-webhook-settings", "PUT", "/api/v1/user/webhook", "", func(int) any {
+			return map[string]any{"callback_url": "https://hooks.example.com/bench"}
+		}},
+		{"test-webhook", "POST", "/api/v1/user/webhook/test", "", nil},
+		{"list-webhook-deliveries", "GET", "/api/v1/user/webhook/deliveries", "", nil},
+		{"redeliver-webhook", "POST", "/api/v1/user/webhook/deliveries/txn_bench/redeliver", "", nil},
+		{"rotate-api-key", "POST", "/api/v1/user/api-key/rotate", "", nil},
 	}
 }
 
@@ -84,7 +108,10 @@ func (c call) run(b *bench, i int) error {
 	if c.body != nil {
 		body = c.body(i)
 	}
-	_, err := b.invoke(c.function, c.method, c.path, c.query, body)
+	res, err := b.invoke(c.function, c.method, c.path, c.query, body)
+	if after := afterCall[c.function]; err == nil && after != nil {
+		after(b, res.Body)
+	}
 	return err
 }
 

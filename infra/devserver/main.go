@@ -106,7 +106,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api.NewServer(st, log, cfg.KeyCacheTTL).Handler(api.Routes),
+		Handler:           api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1").Handler(api.Routes),
 		ReadHeaderTimeout: timeouts.readHeader,
 		ReadTimeout:       timeouts.read,
 		WriteTimeout:      timeouts.write,

@@ -228,11 +228,11 @@ func TestWebhooks(t *testing.T) {
 		if n := len(rc.requests()); n != 3 {
 			t.Fatalf("%d attempts, want 3 (first + 2 retries)", n)
 		}
-		page, err := e.store.ListDeliveries(context.Background(), a.ID, 10, "")
+		page, err := e.store.ListDeliveries(context.Background(), a.ID, "", 10, "")
 		if err != nil || len(page.Items) != 1 || page.Items[0].State != business.DeliveryFailed || len(page.Items[0].Attempts) != 3 {
 			t.Fatalf("deliveries %+v %v", page.Items, err)
 		}
-		if err := e.store.Redeliver(context.Background(), a.ID, tx, time.Now()); err != nil {
+		if _, err := e.store.Redeliver(context.Background(), a.ID, tx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 10*time.Second, "delivered on redelivery", func() bool { return e.delivery(t, a.ID, tx).State == business.DeliveryDelivered })
@@ -288,5 +288,52 @@ func TestPrivateTargetRefused(t *testing.T) {
 		if a, ok := s.Send(context.Background(), business.Delivery{WebhookID: "msg_x", Payload: []byte(`{}`)}, u, "", time.Now()); ok || a.Error == "" {
 			t.Errorf("%s: %+v", u, a)
 		}
+	}
+}
+
+// TestSelfServiceWebhook: a merchant sets its webhook over the API, tests it,
+// watches its deliveries and redelivers one, all with its own key: a payment
+// after the PUT goes to the new URL signed with the new secret.
+func TestSelfServiceWebhook(t *testing.T) {
+	e := newWebhookEnv(t)
+	oldRC, newRC := newReceiver(t), newReceiver(t)
+	a, key := e.account(t, oldRC.srv.URL, "old-secret-value-1")
+	secret := "whsec_" + "c2VsZi1zZXJ2aWNlLXNlY3JldC1rZXktMzItYnl0ZXM="
+	if code, body := call(t, "PUT", e.base+"/api/v1/user/webhook", key, fmt.Sprintf(`{"callback_url":%q,"callback_secret":%q}`, newRC.srv.URL, secret)); code != 200 {
+		t.Fatalf("PUT settings: %d %v", code, body)
+	}
+	if code, body := call(t, "POST", e.base+"/api/v1/user/webhook/test", key, ""); code != 200 ||
+		body["data"].(map[string]any)["delivery"].(map[string]any)["delivered"] != true {
+		t.Fatalf("test notification: %d %v", code, body)
+	}
+	tx := e.sale(t, key, "20.00")
+	waitFor(t, 10*time.Second, "the payment's webhook at the new URL", func() bool { return len(newRC.requests()) == 2 })
+	if n := len(oldRC.requests()); n != 0 {
+		t.Fatalf("the old URL got %d deliveries", n)
+	}
+	v := webhook.Verifier{Secret: secret}
+	for i, r := range newRC.requests() {
+		if err := v.Verify(r.header, r.body); err != nil {
+			t.Fatalf("delivery %d does not verify with the new secret: %v", i, err)
+		}
+	}
+	var p webhook.Payload
+	_ = json.Unmarshal(newRC.requests()[0].body, &p)
+	if p.Message != "Test notification" || p.Amount != "0.00" || len(p.TransactionID) < 6 || p.TransactionID[:5] != "test_" {
+		t.Fatalf("test payload %+v", p)
+	}
+	waitFor(t, 10*time.Second, "the delivery recorded as delivered", func() bool { return e.delivery(t, a.ID, tx).State == business.DeliveryDelivered })
+	code, body := call(t, "GET", e.base+"/api/v1/user/webhook/deliveries?state=delivered", key, "")
+	list, _ := body["data"].(map[string]any)["deliveries"].([]any)
+	if code != 200 || len(list) != 1 || list[0].(map[string]any)["transaction_id"] != tx {
+		t.Fatalf("deliveries: %d %v", code, body)
+	}
+	if code, body := call(t, "POST", e.base+"/api/v1/user/webhook/deliveries/"+tx+"/redeliver", key, "{}"); code != 200 ||
+		body["data"].(map[string]any)["delivery"].(map[string]any)["state"] != "pending" {
+		t.Fatalf("redeliver: %d %v", code, body)
+	}
+	waitFor(t, 10*time.Second, "the redelivery", func() bool { return len(newRC.requests()) == 3 })
+	if first, again := newRC.requests()[1].header.Get("webhook-id"), newRC.requests()[2].header.Get("webhook-id"); first != again {
+		t.Fatalf("webhook-id changed on redelivery: %s %s", first, again)
 	}
 }

@@ -86,3 +86,11 @@ func (c *keyCache) account(ctx context.Context, token string) (business.Account,
 	}
 	return a, nil
 }
+
+// forget drops token from the cache, so a key rotated on this process stops
+// working here at once (other warm processes drop it within the TTL).
+func (c *keyCache) forget(token string) {
+	c.mu.Lock()
+	delete(c.m, business.HashAPIKey(token))
+	c.mu.Unlock()
+}

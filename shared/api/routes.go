@@ -49,6 +49,13 @@ var Routes = []Route{
 	{"get-customer", http.MethodGet, "/api/v1/customers/{id}", authOther, getCustomer},
 	{"add-customer", http.MethodPost, "/api/v1/customers/add", authOther, addCustomer},
 	{"edit-customer", http.MethodPut, "/api/v1/customers/{id}", authOther, editCustomer},
+
+	{"get-webhook-settings", http.MethodGet, "/api/v1/user/webhook", authSales, getWebhook},
+	{"update-webhook-settings", http.MethodPut, "/api/v1/user/webhook", authSales, updateWebhook},
+	{"test-webhook", http.MethodPost, "/api/v1/user/webhook/test", authSales, testWebhook},
+	{"list-webhook-deliveries", http.MethodGet, "/api/v1/user/webhook/deliveries", authSales, listDeliveries},
+	{"redeliver-webhook", http.MethodPost, "/api/v1/user/webhook/deliveries/{transaction_id}/redeliver", authSales, redeliverWebhook},
+	{"rotate-api-key", http.MethodPost, "/api/v1/user/api-key/rotate", authSales, rotateAPIKey},
 }
 
 // DefaultFunction is the function of the HTTP API's $default route: it

@@ -13,6 +13,7 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/store"
+	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 )
@@ -30,12 +31,25 @@ type Server struct {
 	store *store.Store
 	log   *slog.Logger
 	keys  *keyCache
+
+	// allowPrivate lets callback URLs use http and private addresses (the
+	// devserver's setting); sender makes test notifications.
+	allowPrivate bool
+	sender       *webhook.Sender
 }
 
 // NewServer returns a Server over st. keyTTL bounds how long a rotated API key
 // keeps working on a warm process (0 disables the cache).
 func NewServer(st *store.Store, log *slog.Logger, keyTTL time.Duration) *Server {
-	return &Server{store: st, log: log, keys: newKeyCache(st, keyTTL)}
+	return &Server{store: st, log: log, keys: newKeyCache(st, keyTTL), sender: webhook.NewSender(false)}
+}
+
+// AllowPrivateWebhooks lets merchants set http callback URLs and private
+// addresses, and test notifications reach them: for local development only,
+// as WEBHOOK_ALLOW_PRIVATE=1 allows deliveries there.
+func (s *Server) AllowPrivateWebhooks(allow bool) *Server {
+	s.allowPrivate, s.sender = allow, webhook.NewSender(allow)
+	return s
 }
 
 // Handler returns an http.Handler serving routes: each on its method and

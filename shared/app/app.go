@@ -162,7 +162,8 @@ func runFunction(name string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	h, err := FunctionHandler(api.NewServer(st, log, cfg.KeyCacheTTL), name)
+	srv := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
+	h, err := FunctionHandler(srv, name)
 	if err != nil {
 		return err
 	}

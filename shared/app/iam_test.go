@@ -154,6 +154,11 @@ func TestIAMMatchesCode(t *testing.T) {
 		{"get-sale", "GET", "/api/v1/sales/111111", "", nil, 200},
 		{"list-sales", "GET", "/api/v1/sales?payment_status=paid", "", nil, 200},
 		{api.DefaultFunction, "GET", "/api/v1/nowhere", "", nil, 404},
+		{"get-webhook-settings", "GET", "/api/v1/user/webhook", "", nil, 200},
+		{"update-webhook-settings", "PUT", "/api/v1/user/webhook", `{"callback_url":"https://hooks.example.com/x","callback_secret":"iam-secret-0123456789"}`, nil, 200},
+		{"update-webhook-settings", "PUT", "/api/v1/user/webhook", `{"callback_secret":null}`, nil, 200},
+		{"test-webhook", "POST", "/api/v1/user/webhook/test", "", nil, 200},
+		{"list-webhook-deliveries", "GET", "/api/v1/user/webhook/deliveries?state=failed", "", nil, 200},
 	}
 	for _, s := range steps {
 		if got, body := call(s.function, s.method, s.path, s.body, s.headers...); got != s.want {
@@ -176,7 +181,7 @@ func TestIAMMatchesCode(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", a.ID)), &ev); err != nil {
 		t.Fatal(err)
 	}
-	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond, time.Millisecond}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	rec.as("deliver-webhooks")
 	if _, err := svc.HandleStream(ctx, ev); err != nil {
 		t.Fatal(err)
@@ -187,6 +192,23 @@ func TestIAMMatchesCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.as("")
+	// Self-service on the deliveries the webhook functions made.
+	page, err := st.ListDeliveries(ctx, a.ID, "", 10, "")
+	if err != nil || len(page.Items) == 0 {
+		t.Fatalf("no delivery to redeliver: %v", err)
+	}
+	tx := page.Items[0].TransactionID
+	for _, s := range []struct {
+		function, method, path string
+		want                   int
+	}{
+		{"redeliver-webhook", "POST", "/api/v1/user/webhook/deliveries/" + tx + "/redeliver", 200},
+		{"rotate-api-key", "POST", "/api/v1/user/api-key/rotate", 200},
+	} {
+		if got, body := call(s.function, s.method, s.path, ""); got != s.want {
+			t.Fatalf("%s: %d %s", s.function, got, body)
+		}
+	}
 
 	granted := templatePolicies(t)
 	for function, actions := range granted {

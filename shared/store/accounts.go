@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"bizdata/shared/business"
 
@@ -136,27 +137,90 @@ func (s *Store) FindAccount(ctx context.Context, accountID string) (business.Acc
 	return accountFrom(acct), wh, nil
 }
 
-// SetWebhook stores the account's webhook settings: the URL on the account,
-// the secret in an item of its own (see SecretKeyPrefix); an empty secret
-// removes it (deliveries then carry no signature header). Returns ENOTFOUND
-// when the account does not exist.
-func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Webhook) error {
-	secret := types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: secretKey(accountID)}}
-	if w.CallbackSecret != "" {
-		it := secretKey(accountID)
-		it["type"], it["account_id"], it["secret"] = str("webhook_secret"), str(accountID), str(w.CallbackSecret)
-		secret = put(s.table, it, "")
+// WebhookSettings is what an account's own API key may see of its webhook:
+// the URL, whether a secret is set (never the secret) and when they changed.
+type WebhookSettings struct {
+	CallbackURL string
+	Signed      bool
+	UpdatedAt   time.Time
+}
+
+func webhookSettingsFrom(it attrs) WebhookSettings {
+	_, legacy := it["callback_secret"]
+	signed, _ := it["webhook_signed"].(*types.AttributeValueMemberBOOL)
+	return WebhookSettings{CallbackURL: getS(it, "callback_url"), Signed: legacy || (signed != nil && signed.Value), UpdatedAt: getTime(it, "webhook_updated_at")}
+}
+
+// FindWebhookSettings returns the account and its webhook settings without
+// the secret (one GetItem of the account item). Returns ENOTFOUND when the
+// account does not exist.
+func (s *Store) FindWebhookSettings(ctx context.Context, accountID string) (business.Account, WebhookSettings, error) {
+	it, err := s.getOne(ctx, key(acctPK(accountID), "ACCOUNT"), "account "+accountID+" not found", true)
+	if err != nil {
+		return business.Account{}, WebhookSettings{}, err
 	}
-	notFound := business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
-	return s.transact(ctx, []txItem{
-		{action: types.TransactWriteItem{Update: &types.Update{
+	return accountFrom(it), webhookSettingsFrom(it), nil
+}
+
+// SetWebhook stores both webhook settings at once (the admin CLI's form of
+// UpdateWebhook): an empty secret removes it.
+func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Webhook) error {
+	_, err := s.UpdateWebhook(ctx, accountID, &w.CallbackURL, &w.CallbackSecret)
+	return err
+}
+
+// UpdateWebhook changes the account's webhook settings: the URL on the
+// account item, the secret in an item of its own (see SecretKeyPrefix),
+// never read here. A nil argument keeps that setting; an empty URL stops
+// notifications and an empty secret removes it (deliveries then carry no
+// signature header). It returns the settings as stored. Returns ENOTFOUND
+// when the account does not exist.
+func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL, secret *string) (WebhookSettings, error) {
+	var out WebhookSettings
+	err := retrying(ctx, func() error {
+		cur, err := s.getOne(ctx, key(acctPK(accountID), "ACCOUNT"), "account "+accountID+" not found", true)
+		if err != nil {
+			return err
+		}
+		out = webhookSettingsFrom(cur)
+		if callbackURL != nil {
+			out.CallbackURL = *callbackURL
+		}
+		actions := []txItem{}
+		if secret != nil {
+			out.Signed = *secret != ""
+			del := types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: secretKey(accountID)}}
+			if *secret != "" {
+				it := secretKey(accountID)
+				it["type"], it["account_id"], it["secret"] = str("webhook_secret"), str(accountID), str(*secret)
+				del = put(s.table, it, "")
+			}
+			actions = append(actions, txItem{action: del})
+		}
+		out.UpdatedAt = s.now().Truncate(time.Second)
+		set := "SET webhook_signed = :signed, webhook_updated_at = :at, version = if_not_exists(version, :zero) + :one"
+		remove := " REMOVE callback_secret"
+		vals := attrs{":signed": &types.AttributeValueMemberBOOL{Value: out.Signed}, ":at": str(fmtTime(out.UpdatedAt)), ":zero": nInt(0), ":one": nInt(1)}
+		if out.CallbackURL != "" {
+			set += ", callback_url = :u"
+			vals[":u"] = str(out.CallbackURL)
+		} else {
+			remove += ", callback_url"
+		}
+		// Guarded by the version read, so a concurrent change starts over.
+		cond := "attribute_exists(PK) AND (attribute_not_exists(version) OR version = :v)"
+		vals[":v"] = nInt(getInt(cur, "version"))
+		if _, ok := cur["version"]; !ok {
+			cond = "attribute_exists(PK) AND attribute_not_exists(version)"
+			delete(vals, ":v")
+		}
+		actions = append([]txItem{{action: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT"),
-			UpdateExpression:          aws.String("SET callback_url = :u REMOVE callback_secret"),
-			ConditionExpression:       aws.String("attribute_exists(PK)"),
-			ExpressionAttributeValues: attrs{":u": str(w.CallbackURL)},
-		}}, onFail: notFound},
-		{action: secret},
+			UpdateExpression: aws.String(set + remove), ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals,
+		}}, onFail: errRetry}}, actions...)
+		return s.transact(ctx, actions)
 	})
+	return out, err
 }
 
 func put(table string, it attrs, cond string) types.TransactWriteItem {

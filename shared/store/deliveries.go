@@ -103,7 +103,7 @@ func (s *Store) CreateDelivery(ctx context.Context, d business.Delivery) (bool, 
 
 // FindDelivery returns one delivery. Returns ENOTFOUND when missing.
 func (s *Store) FindDelivery(ctx context.Context, account, tx string) (business.Delivery, error) {
-	it, err := s.getOne(ctx, deliveryKey(account, tx), fmt.Sprintf("no delivery of transaction %s", tx), true)
+	it, err := s.getOne(ctx, deliveryKey(account, tx), "Delivery not found", true)
 	if err != nil {
 		return business.Delivery{}, err
 	}
@@ -188,9 +188,14 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 	return ds, nil
 }
 
-// ListDeliveries returns a page of an account's deliveries, newest first.
-func (s *Store) ListDeliveries(ctx context.Context, account string, limit int, cursor string) (Page[business.Delivery], error) {
-	items, next, scanned, err := s.run(ctx, query{index: IndexCreated, pk: acctPK(account) + "#DELIVERY", limit: limit, cursor: cursor})
+// ListDeliveries returns a page of an account's deliveries, newest first;
+// state, when not empty, keeps only deliveries in that state.
+func (s *Store) ListDeliveries(ctx context.Context, account, state string, limit int, cursor string) (Page[business.Delivery], error) {
+	q := query{index: IndexCreated, pk: acctPK(account) + "#DELIVERY", limit: limit, cursor: cursor}
+	if state != "" {
+		q.filter, q.names, q.values = "#st = :st", map[string]string{"#st": "state"}, attrs{":st": str(state)}
+	}
+	items, next, scanned, err := s.run(ctx, q)
 	if err != nil {
 		return Page[business.Delivery]{}, err
 	}
@@ -202,15 +207,15 @@ func (s *Store) ListDeliveries(ctx context.Context, account string, limit int, c
 }
 
 // Redeliver queues a delivery that is not pending for a new round of
-// attempts, due at now. Returns ENOTFOUND when missing and ECONFLICT when it
-// is still pending.
-func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time) error {
+// attempts, due at now, with the same webhook-id, and returns it. Returns
+// ENOTFOUND when missing and ECONFLICT when it is still pending.
+func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time) (business.Delivery, error) {
 	d, err := s.FindDelivery(ctx, account, tx)
 	if err != nil {
-		return err
+		return d, err
 	}
 	if d.State == business.DeliveryPending {
-		return business.Errorf(business.ECONFLICT, "delivery of %s is still pending (attempt %d); it will be retried", tx, d.Attempt+1)
+		return d, business.Errorf(business.ECONFLICT, "delivery of %s is still pending (attempt %d); it will be retried", tx, d.Attempt+1)
 	}
 	d.State, d.RoundStart, d.NextAt = business.DeliveryPending, d.Attempt, now
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -223,10 +228,10 @@ func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time
 	})
 	var cf *types.ConditionalCheckFailedException
 	if errors.As(err, &cf) {
-		return business.Errorf(business.ECONFLICT, "delivery of %s changed meanwhile; look again", tx)
+		return d, business.Errorf(business.ECONFLICT, "delivery of %s changed meanwhile; look again", tx)
 	}
 	if err != nil {
-		return fmt.Errorf("redeliver: %w", err)
+		return d, fmt.Errorf("redeliver: %w", err)
 	}
-	return nil
+	return d, nil
 }

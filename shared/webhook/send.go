@@ -43,6 +43,17 @@ func NewPayload(a business.Account, p business.Payment) []byte {
 	return b
 }
 
+// NewTestPayload returns the body of a test notification for account a:
+// signed and sent like a real one, with message "Test notification", amount
+// 0.00 and a transaction_id starting test_. No payment record exists for it.
+func NewTestPayload(a business.Account, transactionID string) []byte {
+	b, _ := json.Marshal(Payload{
+		Status: 200, Message: "Test notification", Amount: "0.00", TransactionID: transactionID,
+		Currency: a.Currency, BusinessCode: a.BusinessCode,
+	})
+	return b
+}
+
 // Sender posts deliveries. Its client refuses redirects and, unless private
 // targets are allowed, dials only public addresses (no loopback, private,
 // link-local, CGNAT or metadata addresses), checked on the resolved IP so DNS

@@ -1,0 +1,238 @@
+package api
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/store"
+	"bizdata/shared/webhook"
+)
+
+// The merchant's own settings: its webhook, its deliveries, its API key,
+// authenticated by the account's key like every route.
+
+type webhookJSON struct {
+	CallbackURL  *string `json:"callback_url"`
+	Signed       bool    `json:"signed"`
+	BusinessCode string  `json:"business_code"`
+	Currency     string  `json:"currency"`
+	UpdatedAt    *string `json:"updated_at"`
+}
+
+func toWebhookJSON(a business.Account, w store.WebhookSettings) webhookJSON {
+	j := webhookJSON{CallbackURL: nullable(w.CallbackURL), Signed: w.Signed, BusinessCode: a.BusinessCode, Currency: a.Currency}
+	if !w.UpdatedAt.IsZero() {
+		j.UpdatedAt = nullable(w.UpdatedAt.Format(business.TimeFormat))
+	}
+	return j
+}
+
+func getWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	a, settings, err := s.store.FindWebhookSettings(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	return writeOK(w, "Webhook settings found", map[string]any{"webhook": toWebhookJSON(a, settings)})
+}
+
+type webhookRequest struct {
+	CallbackURL    Opt[string] `json:"callback_url"`
+	CallbackSecret Opt[string] `json:"callback_secret"`
+}
+
+func updateWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req webhookRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	fe := business.FieldErrors{}
+	var callbackURL, secret *string
+	if req.CallbackURL.Set {
+		u := strings.TrimSpace(req.CallbackURL.V)
+		if !req.CallbackURL.Null {
+			if msg := s.checkCallbackURL(u); msg != "" {
+				fe.Add("callback_url", msg)
+			}
+		}
+		callbackURL = &u
+	}
+	if req.CallbackSecret.Set {
+		v := req.CallbackSecret.V
+		switch {
+		case req.CallbackSecret.Null:
+		case strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c == 0x7f }):
+			fe.Add("callback_secret", "must not contain spaces or control characters")
+		case len(v) < 16 || len(v) > 256:
+			fe.Add("callback_secret", "must be 16 to 256 characters")
+		}
+		secret = &v
+	}
+	if err := fe.Err(); err != nil {
+		return err
+	}
+	settings, err := s.store.UpdateWebhook(r.Context(), acct.ID, callbackURL, secret)
+	if err != nil {
+		return err
+	}
+	return writeOK(w, "Webhook settings updated", map[string]any{"webhook": toWebhookJSON(acct, settings)})
+}
+
+// checkCallbackURL says why u cannot be a callback URL, or "" when it can:
+// an absolute https URL whose host is not a private address, unless the
+// deployment allows private targets (then http and any host too).
+func (s *Server) checkCallbackURL(u string) string {
+	if msg := business.CheckURL(u); msg != "" {
+		return msg
+	}
+	if s.allowPrivate {
+		return ""
+	}
+	p, _ := url.Parse(u)
+	if p.Scheme != "https" {
+		return "must be an https URL"
+	}
+	host := p.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return "must be a public address, not localhost"
+	}
+	if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() ||
+		ip.IsLinkLocalMulticast() || ip.IsMulticast() || cgnat.Contains(ip)) {
+		return "must be a public address"
+	}
+	return ""
+}
+
+var _, cgnat, _ = net.ParseCIDR("100.64.0.0/10")
+
+// readNoFields reads the body of a request that carries no fields: none,
+// empty, or {}. Anything else is 400 naming the unknown fields (415 when it
+// is not JSON, 413 when it is too large).
+func readNoFields(r *http.Request) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	return decodeObject(body, &struct{}{}, "")
+}
+
+type deliveryAttemptJSON struct {
+	At         string  `json:"at"`
+	StatusCode *int    `json:"status_code"`
+	LatencyMS  int64   `json:"latency_ms"`
+	Error      *string `json:"error"`
+}
+
+type deliveryJSON struct {
+	TransactionID string                `json:"transaction_id"`
+	WebhookID     string                `json:"webhook_id"`
+	InvoiceCode   *string               `json:"invoice_code"`
+	Amount        string                `json:"amount"`
+	State         string                `json:"state"`
+	Attempts      []deliveryAttemptJSON `json:"attempts"`
+	NextAttemptAt *string               `json:"next_attempt_at"`
+	CreatedAt     string                `json:"created_at"`
+}
+
+func toDeliveryJSON(d business.Delivery) deliveryJSON {
+	var p struct {
+		Amount      string `json:"amount"`
+		InvoiceCode string `json:"invoice_code"`
+	}
+	_ = json.Unmarshal(d.Payload, &p)
+	j := deliveryJSON{TransactionID: d.TransactionID, WebhookID: d.WebhookID, InvoiceCode: nullable(p.InvoiceCode), Amount: p.Amount,
+		State: d.State, Attempts: make([]deliveryAttemptJSON, len(d.Attempts)), CreatedAt: d.CreatedAt.Format(business.TimeFormat)}
+	for i, a := range d.Attempts {
+		j.Attempts[i] = deliveryAttemptJSON{At: a.At.Format(business.TimeFormat), LatencyMS: a.LatencyMS, Error: nullable(a.Error)}
+		if a.Status != 0 {
+			st := a.Status
+			j.Attempts[i].StatusCode = &st
+		}
+	}
+	if d.State == business.DeliveryPending {
+		j.NextAttemptAt = nullable(d.NextAt.UTC().Format(business.TimeFormat))
+	}
+	return j
+}
+
+func listDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := parseList(r, "state")
+	state := q.oneOf("state", business.DeliveryPending, business.DeliveryDelivered, business.DeliveryFailed, business.DeliverySkipped)
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := s.store.ListDeliveries(r.Context(), acct.ID, state, q.limit, q.cursor)
+	if err != nil {
+		return err
+	}
+	return writePage(w, "Deliveries", "deliveries", page, toDeliveryJSON)
+}
+
+func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	tx := r.PathValue("transaction_id")
+	if len(tx) > 64 || !business.ValidItemCode(tx) {
+		return business.Errorf(business.ENOTFOUND, "Delivery not found")
+	}
+	d, err := s.store.Redeliver(r.Context(), acct.ID, tx, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	return writeOK(w, "Delivery queued", map[string]any{"delivery": toDeliveryJSON(d)})
+}
+
+func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	a, wh, err := s.store.FindAccount(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	if wh.CallbackURL == "" {
+		return business.Errorf(business.EINVALID, "no callback URL is set: set one with PUT /api/v1/user/webhook first")
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	tx := "test_" + hex.EncodeToString(b)
+	d := business.Delivery{AccountID: a.ID, TransactionID: tx, WebhookID: "msg_" + tx, Payload: webhook.NewTestPayload(a, tx)}
+	attempt, ok := s.sender.Send(r.Context(), d, wh.CallbackURL, wh.CallbackSecret, time.Now().UTC())
+	out := map[string]any{"webhook_id": d.WebhookID, "delivered": ok, "status_code": nil, "latency_ms": attempt.LatencyMS, "error": nullable(attempt.Error)}
+	if attempt.Status != 0 {
+		out["status_code"] = attempt.Status
+	}
+	return writeOK(w, "Test notification sent", map[string]any{"delivery": out})
+}
+
+func rotateAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	key, err := s.store.RotateKey(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	if token, ok := bearer(r.Header.Get("Authorization")); ok {
+		s.keys.forget(token)
+	}
+	return writeOK(w, "API key rotated", map[string]any{"api_key": key})
+}
