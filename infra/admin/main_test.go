@@ -97,7 +97,7 @@ func TestAdmin(t *testing.T) {
 		{"webhook set --account " + created.AccountID + " --url https://x.example --secret has space", "unexpected arguments"},
 		{"frobnicate now", "unknown command"},
 		{"webhook redeliver --account " + created.AccountID, "--transaction are required"},
-		{"webhook redeliver --account " + created.AccountID + " --transaction txn_none", "no delivery"},
+		{"webhook redeliver --account " + created.AccountID + " --transaction txn_none", "Delivery not found"},
 	}
 	for _, b := range bad {
 		err := run(ctx, strings.Fields(b.args), &out)
