@@ -548,7 +548,7 @@ func (b *bench) webhookLatency() error {
 	if err != nil {
 		return err
 	}
-	go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, svc, b.quiet)
+	go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, svc.HandleStream, b.quiet)
 	h := api.NewServer(st, b.quiet, time.Minute).Handler(api.Routes)
 	post := func(path, body string) error {
 		req := httptest.NewRequest("POST", path, strings.NewReader(body))

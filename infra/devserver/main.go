@@ -94,7 +94,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	bg, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
-	go streampoll.Poll(bg, st.Client(), streams, cfg.TableName, svc, log)
+	go streampoll.Poll(bg, st.Client(), streams, cfg.TableName, svc.HandleStream, log)
 	go streampoll.RetryLoop(bg, svc, time.Second, log)
 
 	port := os.Getenv("PORT")

@@ -18,13 +18,21 @@ import (
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
+// Handler handles one batch of stream records, as the deliver-webhooks
+// function does (webhook.Service.HandleStream).
+type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
 // Poll plays the part of Lambda's stream event source locally: it reads
 // every shard of the table's stream (following new shards as they appear),
 // keeps the records the template's filter would pass (payment inserts), and
 // hands them to the deliver-webhooks handler as an events.DynamoDBEvent.
 // Starting at the trim horizon is safe: a payment seen twice keeps its one
 // delivery.
-func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, svc *webhook.Service, log *slog.Logger) {
+//
+// Like Lambda with ReportBatchItemFailures, it never moves past a record it
+// failed to handle: a batch with failures is handed again from its lowest
+// failed record, with backoff, before the shard is read further.
+func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, handle Handler, log *slog.Logger) {
 	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil || desc.Table.LatestStreamArn == nil {
 		log.Error("stream: no stream on the table; webhooks are off", "error", errString(err))
@@ -33,6 +41,7 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 	arn := desc.Table.LatestStreamArn
 	iterators := map[string]*string{} // open shards -> next iterator
 	done := map[string]bool{}         // closed shards already read to the end
+	retry := map[string]*pending{}    // shards with records that failed, to hand again first
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	lastDescribe := time.Time{}
@@ -60,7 +69,21 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 				}
 			}
 		}
+		for id, p := range retry {
+			if time.Now().Before(p.at) {
+				continue
+			}
+			if rest := handleBatch(ctx, handle, p.records, log); len(rest) > 0 {
+				p.records, p.tries = rest, p.tries+1
+				p.at = time.Now().Add(backoff(p.tries))
+				continue
+			}
+			delete(retry, id)
+		}
 		for id, it := range iterators {
+			if retry[id] != nil {
+				continue // this shard waits until its failed records are handled
+			}
 			out, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(100)})
 			if err != nil {
 				var expired *st.ExpiredIteratorException
@@ -72,7 +95,9 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 				continue
 			}
 			if len(out.Records) > 0 {
-				deliver(ctx, svc, out.Records, log)
+				if rest := handleBatch(ctx, handle, out.Records, log); len(rest) > 0 {
+					retry[id] = &pending{records: rest, tries: 1, at: time.Now().Add(backoff(1))}
+				}
 			}
 			if out.NextShardIterator == nil {
 				delete(iterators, id)
@@ -89,7 +114,25 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 	}
 }
 
-func deliver(ctx context.Context, svc *webhook.Service, records []st.Record, log *slog.Logger) {
+// pending is a shard's batch that failed: handed again from its lowest
+// failed record at time at.
+type pending struct {
+	records []st.Record
+	tries   int
+	at      time.Time
+}
+
+// backoff is the wait before handing a failed batch again: 100 ms doubling
+// up to 5 s.
+func backoff(tries int) time.Duration {
+	return min(100*time.Millisecond<<min(tries-1, 6), 5*time.Second)
+}
+
+// handleBatch hands the records the template's filter passes to handle and
+// returns the records from the lowest failed one on (nil when all were
+// handled), as Lambda resumes a batch with ReportBatchItemFailures. A handler
+// error fails the whole batch.
+func handleBatch(ctx context.Context, handle Handler, records []st.Record, log *slog.Logger) []st.Record {
 	var ev events.DynamoDBEvent
 	for _, r := range records {
 		rec := events.DynamoDBEventRecord{
@@ -105,12 +148,24 @@ func deliver(ctx context.Context, svc *webhook.Service, records []st.Record, log
 		}
 	}
 	if len(ev.Records) == 0 {
-		return
+		return nil
 	}
-	resp, _ := svc.HandleStream(ctx, ev)
+	resp, err := handle(ctx, ev)
+	if err != nil {
+		log.Error("stream: batch failed; it will be handed again", "error", err.Error())
+		return records
+	}
+	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
-		log.Error("stream: delivery not recorded", "sequence_number", f.ItemIdentifier)
+		failed[f.ItemIdentifier] = true
 	}
+	for i, r := range records {
+		if failed[aws.ToString(r.Dynamodb.SequenceNumber)] {
+			log.Error("stream: delivery not recorded; the batch is handed again from it", "sequence_number", aws.ToString(r.Dynamodb.SequenceNumber))
+			return records[i:]
+		}
+	}
+	return nil
 }
 
 // toEvents converts the Streams API's attribute values into the events
