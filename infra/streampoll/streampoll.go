@@ -1,6 +1,6 @@
 // Package streampoll plays the part of Lambda's DynamoDB Streams event source
-// and of the retry schedule on a machine without Lambda: the devserver and the
-// benchmarks use it to feed the webhook handlers from DynamoDB Local.
+// on a machine without Lambda: the devserver and the benchmarks use it to
+// feed the deliver-webhooks handler from DynamoDB Local.
 package streampoll
 
 import (
@@ -204,22 +204,6 @@ func toEvent(v st.AttributeValue) events.DynamoDBAttributeValue {
 		return events.NewListAttribute(l)
 	}
 	return events.NewNullAttribute()
-}
-
-// RetryLoop runs the retry-webhooks handler on a short tick.
-func RetryLoop(ctx context.Context, svc *webhook.Service, every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := svc.RetryDue(ctx, 50); err != nil && ctx.Err() == nil {
-				log.Warn("webhook retries", "error", err.Error())
-			}
-		}
-	}
 }
 
 func errString(err error) string {

@@ -217,7 +217,7 @@ func TestSecretsOnlyForSigners(t *testing.T) {
 	tpl := loadTemplate(t)
 	// The functions that sign deliveries read secrets; the one that sets
 	// them may write but not read them.
-	signers := map[string]bool{"DeliverWebhooksFunction": true, "RetryWebhooksFunction": true, "TestWebhookFunction": true}
+	signers := map[string]bool{"RetryWebhooksFunction": true, "TestWebhookFunction": true}
 	for id, r := range tpl.Resources {
 		if r.Type != "AWS::Serverless::Function" {
 			continue

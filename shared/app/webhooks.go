@@ -11,8 +11,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 )
 
-// RetryBatch is how many due deliveries one retry run attempts.
-const RetryBatch = 50
+// DispatchFor is how long one run of the retry-webhooks function keeps
+// dispatching (it is started every minute), and DispatchPoll how often it
+// looks for due deliveries meanwhile: a due attempt waits at most a few
+// seconds on AWS, between runs about ten.
+const (
+	DispatchFor  = 50 * time.Second
+	DispatchPoll = time.Second
+)
 
 // NewWebhookService builds the webhook service from the environment:
 // WEBHOOK_ALLOW_PRIVATE=1 lets deliveries reach private addresses (local
@@ -33,19 +39,19 @@ func NewWebhookService(ctx context.Context, c Config) (*webhook.Service, error) 
 	return webhook.NewService(st, sender, schedule, Logger()), nil
 }
 
-// RunDeliverWebhooks starts the stream-triggered function that records and
-// first attempts each payment's webhook.
+// RunDeliverWebhooks starts the stream-triggered function that records each
+// payment's delivery (it never waits on a receiver).
 func RunDeliverWebhooks() {
 	runWebhooks(func(svc *webhook.Service) any { return svc.HandleStream })
 }
 
-// RunRetryWebhooks starts the scheduled function that makes due retries.
+// RunRetryWebhooks starts the scheduled function that makes the due attempts
+// (first ones and retries) for DispatchFor, then returns.
 func RunRetryWebhooks() {
 	runWebhooks(func(svc *webhook.Service) any {
 		return func(ctx context.Context) error {
-			ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-			defer cancel()
-			return svc.RetryDue(ctx, RetryBatch)
+			svc.Dispatch(ctx, time.Now().Add(DispatchFor), DispatchPoll)
+			return nil
 		}
 	})
 }

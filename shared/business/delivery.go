@@ -13,7 +13,18 @@ const (
 	DeliveryDelivered = "delivered" // the receiver answered 2xx
 	DeliveryFailed    = "failed"    // every attempt of the schedule failed
 	DeliverySkipped   = "skipped"   // the account had no callback URL
+	// DeliveryHeld: the account's endpoint kept failing, so its deliveries
+	// wait for the circuit breaker's next probe at NextAt; never dropped.
+	DeliveryHeld = "held"
 )
+
+// Waiting reports whether the delivery still has an attempt to come
+// (pending, or held by the circuit breaker).
+func (d *Delivery) Waiting() bool { return d.State == DeliveryPending || d.State == DeliveryHeld }
+
+// Hold puts a waiting delivery aside until the circuit breaker's next probe
+// at until, without counting an attempt.
+func (d *Delivery) Hold(until time.Time) { d.State, d.NextAt = DeliveryHeld, until }
 
 // Delivery is one payment notification to an account's callback URL and its
 // attempts. It lives in the table, so retries can run for days, long after

@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"sort"
+	"sync"
 	"time"
 
 	"bizdata/shared/business"
@@ -15,9 +18,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// duePartition is the one partition of the due index: pending deliveries,
-// sorted by when their next attempt is due.
-const duePartition = "DUE"
+// DueShards is how many partitions the due index is spread over: an
+// account's deliveries live in one (chosen by a hash of the account), so
+// retries scale out and one account's backlog never hides another's.
+const DueShards = 16
+
+// legacyDuePartition is where deliveries were due before sharding; it is
+// still read so that none is left behind.
+const legacyDuePartition = "DUE"
+
+func duePartition(account string) string {
+	h := fnv.New32a()
+	h.Write([]byte(account))
+	return fmt.Sprintf("DUE#%02d", h.Sum32()%DueShards)
+}
 
 // ErrNotClaimed says another runner holds the delivery's attempt, or it is no
 // longer due; the caller skips it.
@@ -85,8 +99,8 @@ func deliveryFrom(it attrs) business.Delivery {
 // seen twice), so each payment gets exactly one delivery.
 func (s *Store) CreateDelivery(ctx context.Context, d business.Delivery) (bool, error) {
 	it := deliveryItem(d)
-	if d.State == business.DeliveryPending {
-		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition), str(dueSK(d))
+	if d.Waiting() {
+		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition(d.AccountID)), str(dueSK(d))
 	}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)"),
@@ -128,10 +142,10 @@ func (s *Store) ClaimDelivery(ctx context.Context, d business.Delivery, now time
 		TableName:                aws.String(s.table),
 		Key:                      deliveryKey(d.AccountID, d.TransactionID),
 		UpdateExpression:         aws.String("SET lease_token = :t, lease_until = :u"),
-		ConditionExpression:      aws.String("#st = :pending AND attempt = :n AND next_at <= :now AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
+		ConditionExpression:      aws.String("#st IN (:pending, :held) AND attempt = :n AND next_at <= :now AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#st": "state"},
 		ExpressionAttributeValues: attrs{
-			":t": str(l.token), ":u": nInt(l.until), ":pending": str(business.DeliveryPending),
+			":t": str(l.token), ":u": nInt(l.until), ":pending": str(business.DeliveryPending), ":held": str(business.DeliveryHeld),
 			":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()),
 		},
 	})
@@ -145,13 +159,13 @@ func (s *Store) ClaimDelivery(ctx context.Context, d business.Delivery, now time
 	return l, nil
 }
 
-// SaveAttempt stores d after an attempt made under lease l: its state, log
-// and, while pending, its place in the due index. Returns ErrNotClaimed when
+// SaveAttempt stores d after an attempt (or a hold) made under lease l: its
+// state, log and, while it waits, its place in the due index. Returns ErrNotClaimed when
 // the lease was lost (the attempt outlived it and another runner took over).
 func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) error {
 	it := deliveryItem(d)
-	if d.State == business.DeliveryPending {
-		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition), str(dueSK(d))
+	if d.Waiting() {
+		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition(d.AccountID)), str(dueSK(d))
 	}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: it,
@@ -168,23 +182,46 @@ func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) e
 	return nil
 }
 
-// DueDeliveries returns up to limit deliveries whose next attempt is due at
-// now, earliest first, read from the sparse due index.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]business.Delivery, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(IndexDue),
-		KeyConditionExpression:    aws.String(IndexDue + "PK = :pk AND " + IndexDue + "SK < :to"),
-		ExpressionAttributeValues: attrs{":pk": str(duePartition), ":to": str(fmt.Sprintf("%012d$", now.Unix()))},
-		Limit:                     aws.Int32(int32(limit)),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("query due deliveries: %w", err)
+// DueDeliveries returns deliveries whose next attempt is due at now, up to
+// perShard from each shard of the due index (read in parallel), earliest
+// first.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, perShard int) ([]business.Delivery, error) {
+	partitions := []string{legacyDuePartition}
+	for i := 0; i < DueShards; i++ {
+		partitions = append(partitions, fmt.Sprintf("DUE#%02d", i))
 	}
-	ds := make([]business.Delivery, len(out.Items))
-	for i, it := range out.Items {
-		ds[i] = deliveryFrom(it)
+	results := make([][]business.Delivery, len(partitions))
+	errs := make([]error, len(partitions))
+	var wg sync.WaitGroup
+	for i, pk := range partitions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+				TableName:                 aws.String(s.table),
+				IndexName:                 aws.String(IndexDue),
+				KeyConditionExpression:    aws.String(IndexDue + "PK = :pk AND " + IndexDue + "SK < :to"),
+				ExpressionAttributeValues: attrs{":pk": str(pk), ":to": str(fmt.Sprintf("%012d$", now.Unix()))},
+				Limit:                     aws.Int32(int32(perShard)),
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("query due deliveries: %w", err)
+				return
+			}
+			for _, it := range out.Items {
+				results[i] = append(results[i], deliveryFrom(it))
+			}
+		}()
 	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var ds []business.Delivery
+	for _, r := range results {
+		ds = append(ds, r...)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].NextAt.Before(ds[j].NextAt) })
 	return ds, nil
 }
 
@@ -214,17 +251,17 @@ func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time
 	if err != nil {
 		return d, err
 	}
-	if d.State == business.DeliveryPending {
-		return d, business.Errorf(business.ECONFLICT, "delivery of %s is still pending (attempt %d); it will be retried", tx, d.Attempt+1)
+	if d.Waiting() {
+		return d, business.Errorf(business.ECONFLICT, "delivery of %s is still %s (attempt %d); it will be retried", tx, d.State, d.Attempt+1)
 	}
 	d.State, d.RoundStart, d.NextAt = business.DeliveryPending, d.Attempt, now
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       deliveryKey(account, tx),
 		UpdateExpression:          aws.String("SET #st = :pending, round_start = :n, next_at = :now, " + IndexDue + "PK = :due, " + IndexDue + "SK = :sk REMOVE lease_token, lease_until"),
-		ConditionExpression:       aws.String("attempt = :n AND #st <> :pending"),
+		ConditionExpression:       aws.String("attempt = :n AND NOT (#st IN (:pending, :held))"),
 		ExpressionAttributeNames:  map[string]string{"#st": "state"},
-		ExpressionAttributeValues: attrs{":pending": str(business.DeliveryPending), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(duePartition), ":sk": str(dueSK(d))},
+		ExpressionAttributeValues: attrs{":pending": str(business.DeliveryPending), ":held": str(business.DeliveryHeld), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(duePartition(account)), ":sk": str(dueSK(d))},
 	})
 	var cf *types.ConditionalCheckFailedException
 	if errors.As(err, &cf) {

@@ -62,6 +62,12 @@ func TestHandleStreamFixture(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "111100000000000000000003" {
 		t.Fatalf("failures %+v", resp.BatchItemFailures)
 	}
+	if got.Load() != 0 {
+		t.Fatalf("recording a delivery sent it (%d): the stream must never wait on a receiver", got.Load())
+	}
+	if err := svc.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if got.Load() != 1 {
 		t.Fatalf("%d deliveries, want 1", got.Load())
 	}
@@ -72,6 +78,9 @@ func TestHandleStreamFixture(t *testing.T) {
 	}
 	// The same batch again (Lambda retrying it): no second delivery.
 	if _, err := svc.HandleStream(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got.Load() != 1 {
@@ -102,10 +111,10 @@ func TestConcurrentRetryRunsDeliverOnce(t *testing.T) {
 		Payload: []byte(`{}`), State: business.DeliveryPending, NextAt: now, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	done := make(chan error, 6)
-	for i := 0; i < 6; i++ {
-		go func() { done <- svc.RetryDue(ctx, 10) }()
+	for i := 0; i < 6; i++ { // six runners, as six processes
+		svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		go func() { done <- svc.DispatchOnce(ctx) }()
 	}
 	for i := 0; i < 6; i++ {
 		if err := <-done; err != nil {
@@ -145,6 +154,9 @@ func TestFailedDeliveryMetric(t *testing.T) {
 	var mu sync.Mutex
 	svc := webhook.NewService(st, webhook.NewSender(true), nil, slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, nil)))
 	if _, err := svc.HandleStream(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
