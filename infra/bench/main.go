@@ -93,6 +93,7 @@ func run() error {
 		// there its GetRecords slows to ~200 ms a call, which would measure
 		// DynamoDB Local rather than the delivery path.
 		{"webhook latency", b.webhookLatency},
+		{"webhooks at scale", b.webhookScale},
 		{"load", func() error { return b.load(*sales, *expenses, *items) }},
 		{"round trips", b.roundTrips},
 		{"items read", b.itemsRead},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,12 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"bizdata/infra/streampoll"
 	"bizdata/shared/api"
-	"bizdata/shared/app"
 	"bizdata/shared/business"
 	"bizdata/shared/store"
-	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
@@ -512,72 +508,4 @@ func (b *bench) coldOnce(bin string) (time.Duration, error) {
 	case <-time.After(30 * time.Second):
 		return 0, fmt.Errorf("no response within 30s")
 	}
-}
-
-// webhookLatency measures, on a table of its own, the time from a sale's
-// committed payment (the add-sale response) to its receipt at a local
-// receiver, through the stream poller and the deliver-webhooks handler.
-func (b *bench) webhookLatency() error {
-	ctx, cancel := context.WithCancel(b.ctx)
-	defer cancel()
-	cfg := b.cfg
-	cfg.TableName += "wh"
-	st, err := app.NewStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if err := st.EnsureTable(ctx); err != nil {
-		return err
-	}
-	defer st.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &cfg.TableName})
-	a, _ := business.NewAccount("Webhook Shop", "HOOK1", "GHS", "")
-	a, key, err := st.CreateAccount(ctx, a)
-	if err != nil {
-		return err
-	}
-	arrived := make(chan time.Time, 100)
-	rc := httptest.NewServer(webhook.Verifier{Secret: "bench-secret"}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived <- time.Now()
-	})))
-	defer rc.Close()
-	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL, CallbackSecret: "bench-secret"}); err != nil {
-		return err
-	}
-	svc := webhook.NewService(st, webhook.NewSender(true), business.DefaultRetrySchedule, b.quiet)
-	streams, err := app.NewStreams(ctx, cfg.Endpoint)
-	if err != nil {
-		return err
-	}
-	go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, svc.HandleStream, b.quiet)
-	h := api.NewServer(st, b.quiet, time.Minute).Handler(api.Routes)
-	post := func(path, body string) error {
-		req := httptest.NewRequest("POST", path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != 200 {
-			return fmt.Errorf("%s: %d %s", path, rec.Code, rec.Body.String())
-		}
-		return nil
-	}
-	if err := post("/api/v1/customers/add", `{"name":"Ama"}`); err != nil {
-		return err
-	}
-	var lat []time.Duration
-	for i := 0; i < 50; i++ {
-		if err := post("/api/v1/sales/add", `{"customer_id":1,"sub_total_amount":"50.00","total_amount":"50.00","amount_paid":"50.00","payment_type":"Cash","invoice_type":"pos","due_date":"2026-12-31"}`); err != nil {
-			return err
-		}
-		committed := time.Now()
-		select {
-		case at := <-arrived:
-			lat = append(lat, at.Sub(committed))
-		case <-time.After(15 * time.Second):
-			return fmt.Errorf("payment %d not received within 15s", i)
-		}
-	}
-	b.printf("## Webhook latency\n\nPayment committed (add-sale response) to receipt at a verifying receiver on loopback, through the devserver's stream poller (50 ms poll) and the deliver-webhooks handler, 50 payments, measured before the load (see the note in infra/bench): median %s, p95 %s.\n\n",
-		median(lat).Round(time.Millisecond/10), pct(lat, 0.95).Round(time.Millisecond/10))
-	return nil
 }
