@@ -166,7 +166,7 @@ func toDeliveryJSON(d business.Delivery) deliveryJSON {
 			j.Attempts[i].StatusCode = &st
 		}
 	}
-	if d.State == business.DeliveryPending {
+	if d.Waiting() {
 		j.NextAttemptAt = nullable(d.NextAt.UTC().Format(business.TimeFormat))
 	}
 	return j
@@ -174,7 +174,7 @@ func toDeliveryJSON(d business.Delivery) deliveryJSON {
 
 func listDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "state")
-	state := q.oneOf("state", business.DeliveryPending, business.DeliveryDelivered, business.DeliveryFailed, business.DeliverySkipped)
+	state := q.oneOf("state", business.DeliveryPending, business.DeliveryHeld, business.DeliveryDelivered, business.DeliveryFailed, business.DeliverySkipped)
 	if err := q.err(); err != nil {
 		return err
 	}
