@@ -46,14 +46,7 @@ func TestHandleStreamFixture(t *testing.T) {
 	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("testdata/stream-batch.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.DynamoDBEvent
-	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", a.ID)), &ev); err != nil {
-		t.Fatal(err)
-	}
+	ev := fixtureBatch(t, a.ID)
 	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Second}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	resp, err := svc.HandleStream(ctx, ev)
 	if err != nil {
@@ -142,14 +135,7 @@ func TestFailedDeliveryMetric(t *testing.T) {
 	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("testdata/stream-batch.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.DynamoDBEvent
-	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", a.ID)), &ev); err != nil {
-		t.Fatal(err)
-	}
+	ev := fixtureBatch(t, a.ID)
 	var logs strings.Builder
 	var mu sync.Mutex
 	svc := webhook.NewService(st, webhook.NewSender(true), nil, slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, nil)))
@@ -195,4 +181,19 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// fixtureBatch is the stream batch of testdata/stream-batch.json, its
+// payments made by account.
+func fixtureBatch(t *testing.T, account string) events.DynamoDBEvent {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/stream-batch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", account)), &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
 }
