@@ -44,7 +44,7 @@ var afterCall = map[string]func(b *bench, body string){
 	},
 }
 
-func (b *bench) calls_() []call {
+func (b *bench) benchCalls() []call {
 	n := 0
 	fresh := func() int { n++; return n }
 	return []call{
@@ -115,11 +115,11 @@ func (c call) run(b *bench, i int) error {
 // API key cache warm.
 func (b *bench) roundTrips() error {
 	b.printf("## DynamoDB round trips per request\n\nEvery endpoint through its Lambda function (API Gateway v2 event -> httpadapter), API key cache warm; calls counted by SDK middleware, and sequential round trips (calls made in parallel count once) from when each call began and ended. Target: 1 for reads, at most 2 sequential for writes.\n\n| function | method | calls | sequential round trips | target |\n|---|---|---|---|---|\n")
-	if err := b.calls_()[0].run(b, 0); err != nil { // warms the key cache
+	if err := b.benchCalls()[0].run(b, 0); err != nil { // warms the key cache
 		return err
 	}
 	covered := map[string]bool{}
-	for _, c := range b.calls_() {
+	for _, c := range b.benchCalls() {
 		covered[c.function] = true
 		mark := b.spans.Mark()
 		if err := c.run(b, 0); err != nil {

@@ -68,7 +68,7 @@ func getCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	if err != nil {
 		return err
 	}
-	c, err := s.store.FindCustomer(r.Context(), acct.ID, id)
+	c, err := s.store.FindCustomerByID(r.Context(), acct.ID, id)
 	if err != nil {
 		return err
 	}

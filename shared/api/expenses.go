@@ -76,7 +76,7 @@ func getExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business
 	if err != nil {
 		return err
 	}
-	e, err := s.store.FindExpense(r.Context(), acct.ID, id)
+	e, err := s.store.FindExpenseByID(r.Context(), acct.ID, id)
 	if err != nil {
 		return err
 	}

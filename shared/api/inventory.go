@@ -248,7 +248,7 @@ func getItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 	if err != nil {
 		return err
 	}
-	x, err := s.store.FindItem(r.Context(), acct.ID, code)
+	x, err := s.store.FindItemByCode(r.Context(), acct.ID, code)
 	if err != nil {
 		return err
 	}

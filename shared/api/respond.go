@@ -30,8 +30,8 @@ var statusByCode = map[string]int{
 	business.EINTERNAL:     http.StatusInternalServerError,
 }
 
-// StatusOf returns the HTTP status for err's code.
-func StatusOf(err error) int {
+// statusOf returns the HTTP status for err's code.
+func statusOf(err error) int {
 	if st, ok := statusByCode[business.ErrorCode(err)]; ok {
 		return st
 	}
@@ -85,7 +85,7 @@ const RetryAfterSeconds = "1"
 // cause logged), so a client can tell an outage from a bug.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	err = store.Unavailable(err)
-	status := StatusOf(err)
+	status := statusOf(err)
 	env := envelope{Status: status}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", RetryAfterSeconds)

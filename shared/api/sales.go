@@ -300,7 +300,7 @@ func getSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 	if err != nil {
 		return err
 	}
-	rec, err := s.store.FindSale(r.Context(), acct.ID, code)
+	rec, err := s.store.FindSaleByCode(r.Context(), acct.ID, code)
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func TestItemContracts(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		_, err := f.st.CreateItem(f.ctx, f.acct, item, false, nil, render[business.Item])
 		wantCode(t, err, "")
-		x, err := f.st.FindItem(f.ctx, f.acct, "RICE-1")
+		x, err := f.st.FindItemByCode(f.ctx, f.acct, "RICE-1")
 		wantCode(t, err, "")
 		if x.Slug != "rice" || x.Quantity.String() != "3" {
 			t.Fatalf("%+v", x)
@@ -140,7 +140,7 @@ func TestItemContracts(t *testing.T) {
 		wantCode(t, err, business.EINVALID)
 	})
 	t.Run("FindENOTFOUND", func(t *testing.T) {
-		_, err := f.st.FindItem(f.ctx, f.acct, "NOPE")
+		_, err := f.st.FindItemByCode(f.ctx, f.acct, "NOPE")
 		wantCode(t, err, business.ENOTFOUND)
 	})
 	t.Run("UpdatePreviousPrice", func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestSaleContracts(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		_, err := f.st.CreateSale(f.ctx, f.acct, sale("111111", 1, "2"), nil, render[store.SaleRecord])
 		wantCode(t, err, "")
-		rec, err := f.st.FindSale(f.ctx, f.acct, "111111")
+		rec, err := f.st.FindSaleByCode(f.ctx, f.acct, "111111")
 		wantCode(t, err, "")
 		if len(rec.Payments) != 1 || rec.Payments[0].Amount.String() != "4.00" {
 			t.Fatalf("%+v", rec)
@@ -195,7 +195,7 @@ func TestSaleContracts(t *testing.T) {
 		wantCode(t, err, business.EINVALID)
 	})
 	t.Run("FindENOTFOUND", func(t *testing.T) {
-		_, err := f.st.FindSale(f.ctx, f.acct, "999999")
+		_, err := f.st.FindSaleByCode(f.ctx, f.acct, "999999")
 		wantCode(t, err, business.ENOTFOUND)
 	})
 	t.Run("UpdatePaysAndGivesBackStock", func(t *testing.T) {
@@ -208,7 +208,7 @@ func TestSaleContracts(t *testing.T) {
 		if len(rec.Payments) != 2 || rec.Sale.PaymentStatus != business.StatusPaid {
 			t.Fatalf("%+v", rec)
 		}
-		x, _ := f.st.FindItem(f.ctx, f.acct, "RICE-1")
+		x, _ := f.st.FindItemByCode(f.ctx, f.acct, "RICE-1")
 		if x.Quantity.String() != "2" {
 			t.Fatalf("stock %s after the lines were removed", x.Quantity)
 		}
@@ -223,11 +223,11 @@ func TestCustomerAndExpenseContracts(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.st.CreateCustomer(f.ctx, f.acct, business.Customer{Name: "Ama"}, nil, render[business.Customer])
 	wantCode(t, err, "")
-	_, err = f.st.FindCustomer(f.ctx, f.acct, 999)
+	_, err = f.st.FindCustomerByID(f.ctx, f.acct, 999)
 	wantCode(t, err, business.ENOTFOUND)
 	_, err = f.st.UpdateCustomer(f.ctx, f.acct, 999, func(*business.Customer) error { return nil })
 	wantCode(t, err, business.ENOTFOUND)
-	_, err = f.st.FindExpense(f.ctx, f.acct, 999)
+	_, err = f.st.FindExpenseByID(f.ctx, f.acct, 999)
 	wantCode(t, err, business.ENOTFOUND)
 	_, err = f.st.UpdateExpense(f.ctx, f.acct, 999, func(*business.Expense) error { return nil })
 	wantCode(t, err, business.ENOTFOUND)

@@ -62,9 +62,9 @@ func (s *Store) CreateCustomer(ctx context.Context, account string, c business.C
 	})
 }
 
-// FindCustomer returns one customer. Returns ENOTFOUND when the account has no
+// FindCustomerByID returns one customer. Returns ENOTFOUND when the account has no
 // customer with that id.
-func (s *Store) FindCustomer(ctx context.Context, account string, id int64) (business.Customer, error) {
+func (s *Store) FindCustomerByID(ctx context.Context, account string, id int64) (business.Customer, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: customerKey(account, id)})
 	if err != nil {
 		return business.Customer{}, fmt.Errorf("get customer: %w", err)

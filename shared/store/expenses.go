@@ -41,7 +41,7 @@ func expenseItem(account string, e business.Expense) attrs {
 	it["id"] = nInt(e.ID)
 	it["expense_type"] = str(e.ExpenseType)
 	setS(it, "expense_description", e.Description)
-	it["expense_amount"] = n(e.Amount.String())
+	it["expense_amount"] = num(e.Amount.String())
 	it["payment_method"] = str(e.PaymentMethod)
 	setS(it, "expense_image", e.Image)
 	it["created_by"] = str(e.CreatedBy)
@@ -81,8 +81,8 @@ func (s *Store) CreateExpense(ctx context.Context, account string, e business.Ex
 	})
 }
 
-// FindExpense returns one expense. Returns ENOTFOUND when it does not exist.
-func (s *Store) FindExpense(ctx context.Context, account string, id int64) (business.Expense, error) {
+// FindExpenseByID returns one expense. Returns ENOTFOUND when it does not exist.
+func (s *Store) FindExpenseByID(ctx context.Context, account string, id int64) (business.Expense, error) {
 	it, err := s.getOne(ctx, expenseKey(account, id), "Expense not found", false)
 	if err != nil {
 		return business.Expense{}, err

@@ -148,11 +148,11 @@ func invItem(account string, x business.Item) attrs {
 	it["category_id"] = nInt(x.CategoryID)
 	setS(it, "unit", x.Unit)
 	setS(it, "description", x.Description)
-	it["unit_cost"] = n(x.UnitCost.String())
-	it["item_price"] = n(x.ItemPrice.String())
-	it["previous_price"] = n(x.PreviousPrice.String())
-	it["quantity"] = n(x.Quantity.String())
-	it["minimum_qty_alert"] = n(x.MinimumQtyAlert.String())
+	it["unit_cost"] = num(x.UnitCost.String())
+	it["item_price"] = num(x.ItemPrice.String())
+	it["previous_price"] = num(x.PreviousPrice.String())
+	it["quantity"] = num(x.Quantity.String())
+	it["minimum_qty_alert"] = num(x.MinimumQtyAlert.String())
 	it["online"] = &types.AttributeValueMemberBOOL{Value: x.Online}
 	setS(it, "barcode", x.Barcode)
 	setS(it, "sku", x.SKU)
@@ -261,8 +261,8 @@ func pickSlug(slug, code string, plain, suffixed attrs, self string) string {
 	}
 }
 
-// FindItem returns one item by code. Returns ENOTFOUND when missing.
-func (s *Store) FindItem(ctx context.Context, account, code string) (business.Item, error) {
+// FindItemByCode returns one item by code. Returns ENOTFOUND when missing.
+func (s *Store) FindItemByCode(ctx context.Context, account, code string) (business.Item, error) {
 	it, err := s.getOne(ctx, itemKey(account, code), "Item not found", false)
 	if err != nil {
 		return business.Item{}, err
@@ -353,7 +353,7 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 			Key:              itemKey(account, code),
 			UpdateExpression: aws.String("SET quantity = quantity - :q, updated_at = :now, " + IndexUpperBound + "SK = :usk, version = version + :one"),
 			ExpressionAttributeValues: attrs{
-				":q": n(d.String()), ":now": str(fmtTime(now)), ":usk": str(fmtTime(now) + "#" + pad(id)), ":one": nInt(1),
+				":q": num(d.String()), ":now": str(fmtTime(now)), ":usk": str(fmtTime(now) + "#" + pad(id)), ":one": nInt(1),
 			},
 		}
 		onFail := error(&business.Error{Code: business.EINVALID, Message: fmt.Sprintf("insufficient stock of item %s", code),
@@ -367,7 +367,7 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 				return nil, full
 			}
 			up.ConditionExpression = aws.String("attribute_exists(PK) AND quantity <= :cap")
-			up.ExpressionAttributeValues[":cap"] = n(headroom)
+			up.ExpressionAttributeValues[":cap"] = num(headroom)
 			onFail = full
 		} else {
 			up.ConditionExpression = aws.String("attribute_exists(PK) AND quantity >= :q")

@@ -56,11 +56,11 @@ func saleItem(account string, sale business.Sale) attrs {
 	it["invoice_number"] = str(sale.InvoiceNumber)
 	it["customer_id"] = nInt(sale.CustomerID)
 	setS(it, "customer_name", sale.CustomerName)
-	it["sub_total_amount"] = n(sale.SubTotal.String())
-	it["total_amount"] = n(sale.Total.String())
-	it["amount_paid"] = n(sale.AmountPaid.String())
+	it["sub_total_amount"] = num(sale.SubTotal.String())
+	it["total_amount"] = num(sale.Total.String())
+	it["amount_paid"] = num(sale.AmountPaid.String())
 	if sale.Discount != nil {
-		it["discount"] = n(sale.Discount.String())
+		it["discount"] = num(sale.Discount.String())
 	}
 	it["invoice_type"] = str(sale.InvoiceType)
 	setS(it, "invoice_colour", sale.InvoiceColour)
@@ -82,9 +82,9 @@ func saleItem(account string, sale business.Sale) attrs {
 	for i, l := range sale.Lines {
 		m := attrs{
 			"item_name":  str(l.ItemName),
-			"unit_price": n(l.UnitPrice.String()),
-			"quantity":   n(l.Quantity.String()),
-			"tax":        n(l.Tax.String()),
+			"unit_price": num(l.UnitPrice.String()),
+			"quantity":   num(l.Quantity.String()),
+			"tax":        num(l.Tax.String()),
 		}
 		setS(m, "item_code", l.ItemCode)
 		setS(m, "description", l.Description)
@@ -177,7 +177,7 @@ func paymentItem(account string, p business.Payment) attrs {
 	it["invoice_code"] = str(p.InvoiceCode)
 	it["invoice_number"] = str(p.InvoiceNumber)
 	setS(it, "customer_name", p.CustomerName)
-	it["amount_paid"] = n(p.Amount.String())
+	it["amount_paid"] = num(p.Amount.String())
 	it["payment_method"] = str(p.Method)
 	setS(it, "internal_payment_note", p.InternalNote)
 	setS(it, "issued_by", p.IssuedBy)
@@ -336,9 +336,9 @@ func taken(field, value string) error {
 		Fields: map[string]string{field: "is already used"}}
 }
 
-// FindSale returns a sale and its payments with one Query. Returns ENOTFOUND
+// FindSaleByCode returns a sale and its payments with one Query. Returns ENOTFOUND
 // when the account has no sale with that invoice code.
-func (s *Store) FindSale(ctx context.Context, account, code string) (SaleRecord, error) {
+func (s *Store) FindSaleByCode(ctx context.Context, account, code string) (SaleRecord, error) {
 	return s.findSale(ctx, account, code, false)
 }
 
@@ -387,7 +387,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			return err
 		}
 		if next.CustomerID != cur.Sale.CustomerID {
-			c, err := s.FindCustomer(ctx, account, next.CustomerID)
+			c, err := s.FindCustomerByID(ctx, account, next.CustomerID)
 			if business.ErrorCode(err) == business.ENOTFOUND {
 				return business.FieldErrors{"customer_id": fmt.Sprintf("no customer with id %d in this account", next.CustomerID)}.Err()
 			} else if err != nil {

@@ -225,7 +225,7 @@ func retrying(ctx context.Context, fn func() error) error {
 // Attribute helpers.
 
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func n(v string) types.AttributeValue   { return &types.AttributeValueMemberN{Value: v} }
+func num(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
 func nInt(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
