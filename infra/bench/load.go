@@ -11,9 +11,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/business"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -158,6 +160,12 @@ func (b *bench) load(sales, expenses, items int) error {
 			"expense_amount": "40.00", "payment_method": "Cash", "created_by": "Bench"})
 		return err
 	}); err != nil {
+		return err
+	}
+	// A delivered webhook for the redeliver-webhook request to queue again.
+	now := time.Now().UTC()
+	if _, err := b.store.CreateDelivery(b.ctx, business.Delivery{AccountID: b.acct.ID, TransactionID: "txn_bench", WebhookID: "msg_txn_bench",
+		Payload: []byte(`{"amount":"1.00"}`), State: business.DeliveryDelivered, NextAt: now, CreatedAt: now}); err != nil {
 		return err
 	}
 	return parallel(sales, func(i int) error {
