@@ -222,11 +222,3 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 	})
 	return out, err
 }
-
-func put(table string, it attrs, cond string) types.TransactWriteItem {
-	p := &types.Put{TableName: aws.String(table), Item: it}
-	if cond != "" {
-		p.ConditionExpression = aws.String(cond)
-	}
-	return types.TransactWriteItem{Put: p}
-}

@@ -283,9 +283,3 @@ func (s *Store) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) {
 	}
 	return res, nil
 }
-
-// versionGuard is the condition of a read-modify-write Put.
-func versionGuard(put *types.Put, version int64) {
-	put.ConditionExpression = aws.String("version = :v")
-	put.ExpressionAttributeValues = attrs{":v": nInt(version)}
-}

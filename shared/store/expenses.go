@@ -2,34 +2,10 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"bizdata/shared/business"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
-
-// getOne reads one item; a missing one is ENOTFOUND with notFound as message.
-func (s *Store) getOne(ctx context.Context, k attrs, notFound string, consistent bool) (attrs, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: k, ConsistentRead: aws.Bool(consistent)})
-	if err != nil {
-		return nil, fmt.Errorf("get item: %w", err)
-	}
-	if out.Item == nil {
-		return nil, business.Errorf(business.ENOTFOUND, "%s", notFound)
-	}
-	return out.Item, nil
-}
-
-// guardedPut is a Put that succeeds only if the item still has version.
-func (s *Store) guardedPut(it attrs, version int64) txItem {
-	p := &types.Put{TableName: aws.String(s.table), Item: it}
-	versionGuard(p, version)
-	return txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry}
-}
 
 func expenseKey(account string, id int64) attrs {
 	return key(acctPK(account)+"#EXPENSE#"+pad(id), "EXPENSE")

@@ -17,10 +17,6 @@ func categoryKey(account string, id int64) attrs {
 	return key(acctPK(account)+"#CATEGORY#"+pad(id), "CATEGORY")
 }
 
-func uniqueKey(account, what, value string) attrs {
-	return key(acctPK(account)+"#UNIQUE#"+what+"#"+value, "UNIQUE")
-}
-
 func categoryItem(account string, c business.Category) attrs {
 	it := categoryKey(account, c.ID)
 	it["type"] = str("category")
@@ -48,17 +44,6 @@ func categoryFrom(it attrs) business.Category {
 func nameTaken(name string) error {
 	return &business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("category_name %q is already used by another category", name),
 		Fields: map[string]string{"category_name": "is already used (names are compared ignoring case)"}}
-}
-
-// guardPut claims a unique value for the record named by owner.
-func (s *Store) guardPut(account, what, value, owner string, onFail error) txItem {
-	g := uniqueKey(account, what, value)
-	g["type"], g["owner"] = str("unique"), str(owner)
-	return txItem{action: put(s.table, g, "attribute_not_exists(PK)"), onFail: onFail}
-}
-
-func (s *Store) guardDelete(account, what, value string) txItem {
-	return txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: uniqueKey(account, what, value)}}}
 }
 
 // CreateCategory stores a valid category; its name is claimed in the same
