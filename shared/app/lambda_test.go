@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
@@ -181,5 +182,55 @@ func TestLambdaHeadersArriveWhole(t *testing.T) {
 	}
 	if code, body := call("edit-customer", "PUT", "/api/v1/customers/1", `{"phone":"2"}`, map[string]string{"if-match": `"v7", "v9"`}); code != 412 {
 		t.Fatalf("If-Match list without the version: %d %s", code, body)
+	}
+}
+
+// TestLambdaSettingsRoutes runs the six self-service routes through their
+// functions as API Gateway invokes them.
+func TestLambdaSettingsRoutes(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	a, _ := business.NewAccount("Lambda Shop", "LAMBDA", "GHS", "")
+	a, key, err := st.CreateAccount(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if _, err := st.CreateDelivery(context.Background(), business.Delivery{AccountID: a.ID, TransactionID: "txn_l1", WebhookID: "msg_txn_l1",
+		Payload: []byte(`{"amount":"1.00"}`), State: business.DeliveryFailed, NextAt: now, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		function, method, target, body string
+		status                         int
+		message                        string
+	}{
+		{"get-webhook-settings", "GET", "/api/v1/user/webhook", "", 200, "Webhook settings found"},
+		{"update-webhook-settings", "PUT", "/api/v1/user/webhook", `{"callback_url":"https://hooks.example.com/x","callback_secret":"lambda-secret-0123456"}`, 200, "Webhook settings updated"},
+		{"update-webhook-settings", "PUT", "/api/v1/user/webhook", `{"callback_url":"http://10.1.2.3/x"}`, 400, ""},
+		{"list-webhook-deliveries", "GET", "/api/v1/user/webhook/deliveries?state=failed", "", 200, "Deliveries found: 1"},
+		{"redeliver-webhook", "POST", "/api/v1/user/webhook/deliveries/txn_l1/redeliver", "", 200, "Delivery queued"},
+		{"redeliver-webhook", "POST", "/api/v1/user/webhook/deliveries/txn_l1/redeliver", "{}", 409, ""},
+		{"test-webhook", "POST", "/api/v1/user/webhook/test", `{"x":1}`, 400, ""},
+		{"rotate-api-key", "POST", "/api/v1/user/api-key/rotate", "", 200, "API key rotated"},
+		{"get-webhook-settings", "GET", "/api/v1/user/webhook", "", 401, ""}, // the rotated key
+	} {
+		h, err := app.FunctionHandler(srv, c.function)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers := map[string]string{"authorization": "Bearer " + key}
+		if c.body != "" {
+			headers["content-type"] = "application/json"
+		}
+		res, err := app.LambdaHandler(h)(context.Background(), event(c.method, c.target, c.body, headers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		_ = json.Unmarshal([]byte(res.Body), &body)
+		if res.StatusCode != c.status || (c.message != "" && body["message"] != c.message) {
+			t.Fatalf("%s %s: %d %s", c.method, c.target, res.StatusCode, res.Body)
+		}
 	}
 }
