@@ -80,3 +80,40 @@ func TestParseRetrySchedule(t *testing.T) {
 		}
 	}
 }
+
+func TestSaleRulesMovedFromTheStore(t *testing.T) {
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	s := Sale{InvoiceCode: "123456", AmountPaid: money.MustAmount("10"), Payments: 2, PaymentType: "Cash"}
+	if p := NewPayment(s, money.MustAmount("10"), now); p != nil {
+		t.Fatalf("no increase, payment %+v", p)
+	}
+	p := NewPayment(s, money.MustAmount("4"), now)
+	if p == nil || p.Amount.String() != "6.00" || p.Seq != 2 || p.Method != "Cash" || !p.PaymentAt.Equal(now) || p.TransactionID == "" {
+		t.Fatalf("payment %+v", p)
+	}
+	s.DefaultPaymentDate(now)
+	if s.PaymentDate != "2026-05-04" {
+		t.Fatalf("payment_date %q", s.PaymentDate)
+	}
+	s.PaymentDate = "2026-01-01"
+	s.DefaultPaymentDate(now)
+	unpaid := Sale{}
+	unpaid.DefaultPaymentDate(now)
+	if s.PaymentDate != "2026-01-01" || unpaid.PaymentDate != "" {
+		t.Fatalf("kept %q, unpaid %q", s.PaymentDate, unpaid.PaymentDate)
+	}
+	old := Item{ItemPrice: money.MustAmount("5")}
+	x := old
+	x.KeepPreviousPrice(old)
+	if !x.PreviousPrice.IsZero() {
+		t.Fatalf("unchanged price moved: %s", x.PreviousPrice)
+	}
+	x.ItemPrice = money.MustAmount("6")
+	x.KeepPreviousPrice(old)
+	if x.PreviousPrice.String() != "5.00" {
+		t.Fatalf("previous price %s", x.PreviousPrice)
+	}
+	if SuffixedSlug("rice", "ITM-1") != "rice-itm-1" {
+		t.Fatal(SuffixedSlug("rice", "ITM-1"))
+	}
+}

@@ -174,6 +174,14 @@ func Slugify(name string) string {
 	return b.String()
 }
 
+// KeepPreviousPrice moves old's price to PreviousPrice when the edit
+// changed the price (previous_price takes the old item_price).
+func (it *Item) KeepPreviousPrice(old Item) {
+	if it.ItemPrice.Cmp(old.ItemPrice) != 0 {
+		it.PreviousPrice = old.ItemPrice
+	}
+}
+
 // ValidItemCode reports whether code has an item code's form; no item can
 // have any other.
 func ValidItemCode(code string) bool { return codeRE.MatchString(code) }

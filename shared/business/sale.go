@@ -319,3 +319,33 @@ func oneOf(v string, list []string) bool {
 	}
 	return false
 }
+
+// NewPayment returns the payment record for an increase of a sale's amount
+// paid from before to sale.AmountPaid, made at now, or nil when it did not
+// increase. Its Seq is sale.Payments: the caller counts the new payment first.
+func NewPayment(sale Sale, before money.Amount, now time.Time) *Payment {
+	if sale.AmountPaid.Cmp(before) <= 0 {
+		return nil
+	}
+	return &Payment{
+		Seq:           sale.Payments,
+		TransactionID: NewTransactionID(),
+		InvoiceCode:   sale.InvoiceCode,
+		InvoiceNumber: sale.InvoiceNumber,
+		CustomerName:  sale.CustomerName,
+		Amount:        sale.AmountPaid.Sub(before),
+		Method:        sale.PaymentType,
+		InternalNote:  sale.PaymentInternalNote,
+		IssuedBy:      sale.IssuedBy,
+		PaymentStatus: sale.PaymentStatus,
+		PaymentAt:     now,
+	}
+}
+
+// DefaultPaymentDate sets payment_date, when the client left it out, to the
+// day of now once something has been paid.
+func (s *Sale) DefaultPaymentDate(now time.Time) {
+	if !s.AmountPaid.IsZero() && s.PaymentDate == "" {
+		s.PaymentDate = now.Format(DateFormat)
+	}
+}

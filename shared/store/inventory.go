@@ -270,9 +270,7 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 		if err := edit(&x); err != nil {
 			return err
 		}
-		if x.ItemPrice.Cmp(old.ItemPrice) != 0 {
-			x.PreviousPrice = old.ItemPrice
-		}
+		x.KeepPreviousPrice(old)
 		x.Version, x.UpdatedAt = old.Version+1, s.now().Truncate(time.Second)
 		actions := []txItem{s.guardedPut(invItem(account, x), old.Version)}
 		if x.CategoryID != old.CategoryID {

@@ -203,27 +203,6 @@ func PaymentFrom(it map[string]types.AttributeValue) business.Payment {
 	}
 }
 
-// newPayment returns the payment record for an increase of a sale's amount
-// paid from before to sale.AmountPaid, or nil when it did not increase.
-func newPayment(sale business.Sale, before money.Amount, now time.Time) *business.Payment {
-	if sale.AmountPaid.Cmp(before) <= 0 {
-		return nil
-	}
-	return &business.Payment{
-		Seq:           sale.Payments,
-		TransactionID: business.NewTransactionID(),
-		InvoiceCode:   sale.InvoiceCode,
-		InvoiceNumber: sale.InvoiceNumber,
-		CustomerName:  sale.CustomerName,
-		Amount:        sale.AmountPaid.Sub(before),
-		Method:        sale.PaymentType,
-		InternalNote:  sale.PaymentInternalNote,
-		IssuedBy:      sale.IssuedBy,
-		PaymentStatus: sale.PaymentStatus,
-		PaymentAt:     now,
-	}
-}
-
 // NewSale is a sale to create, validated, with flags saying which of its
 // unique values were generated (a collision on those picks another value; on
 // a client's value it is ECONFLICT).
@@ -264,11 +243,9 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 				prefix, _, _ := strings.Cut(sale.InvoiceNumber, "-")
 				sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
 			}
-			if !sale.AmountPaid.IsZero() && sale.PaymentDate == "" {
-				sale.PaymentDate = now.Format(business.DateFormat)
-			}
+			sale.DefaultPaymentDate(now)
 			rec := SaleRecord{}
-			if p := newPayment(sale, money.Zero, now); p != nil {
+			if p := business.NewPayment(sale, money.Zero, now); p != nil {
 				sale.Payments = 1
 				p.Seq = 1
 				rec.Payments = []business.Payment{*p}
@@ -397,9 +374,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		}
 		now := s.now().Truncate(time.Second)
 		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
-		if !next.AmountPaid.IsZero() && next.PaymentDate == "" {
-			next.PaymentDate = now.Format(business.DateFormat)
-		}
+		next.DefaultPaymentDate(now)
 		rec = SaleRecord{Payments: cur.Payments}
 		var actions []txItem
 		if moves := business.StockMoves(cur.Sale.Lines, next.Lines); len(moves) > 0 {
@@ -419,7 +394,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		}
 		if next.AmountPaid.Cmp(cur.Sale.AmountPaid) > 0 {
 			next.Payments = cur.Sale.Payments + 1
-			p := newPayment(next, cur.Sale.AmountPaid, now)
+			p := business.NewPayment(next, cur.Sale.AmountPaid, now)
 			rec.Payments = append(rec.Payments, *p)
 			actions = append(actions, txItem{action: put(s.table, paymentItem(account, *p), "attribute_not_exists(PK)"), onFail: errRetry})
 		}
