@@ -183,24 +183,38 @@ func (s *Service) dispatchDue(ctx context.Context) error {
 		hold := now.Before(b.openUntil)
 		skip := s.inFlight[id] || s.perAcct[d.AccountID] >= MaxInFlightAccount ||
 			(!hold && !b.openUntil.IsZero() && b.probing) // one probe at a time
-		if !skip && !hold && !b.openUntil.IsZero() {
+		probe := !skip && !hold && !b.openUntil.IsZero()
+		if probe {
 			b.probing = true // the circuit's time is up: this attempt is its probe
 		}
 		until := b.openUntil
 		s.mu.Unlock()
+		// endProbe lets another attempt probe when this one ends without an
+		// outcome (not started, or claimed by another runner).
+		endProbe := func() {
+			if probe {
+				s.mu.Lock()
+				b.probing = false
+				s.mu.Unlock()
+			}
+		}
 		if skip || (hold && d.State == business.DeliveryHeld && !d.NextAt.Before(until)) {
 			continue
 		}
 		wh, ok := settings[d.AccountID]
 		if !ok && !hold {
+			var err error
 			if _, wh, err = s.store.FindAccount(ctx, d.AccountID); err != nil {
-				return err
+				endProbe()
+				s.log.WarnContext(ctx, "webhook dispatch: account not read", "account_id", d.AccountID, "error", err.Error())
+				continue
 			}
 			settings[d.AccountID] = wh
 		}
 		select {
 		case s.slots <- struct{}{}:
 		default:
+			endProbe()
 			return nil // every slot is busy: the next poll goes on
 		}
 		s.mu.Lock()
@@ -210,6 +224,7 @@ func (s *Service) dispatchDue(ctx context.Context) error {
 		s.wg.Add(1)
 		go func() {
 			defer func() {
+				endProbe()
 				s.mu.Lock()
 				delete(s.inFlight, id)
 				s.perAcct[d.AccountID]--
