@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // A retried create answers its first response, whatever has happened since:
@@ -184,8 +183,7 @@ func TestSlugCollisionDoesNotSpin(t *testing.T) {
 	}
 	want(t, add("X1", "Rice"), 200, "")
 	want(t, add("X2", "Rice A1"), 200, "")
-	start := time.Now()
-	r := add("A1", "Rice")
+	r := add("A1", "Rice") // was 503 after 8 s of retrying the same collision
 	want(t, r, 200, "")
 	if slug := r.data()["items"].(map[string]any)["item_slug"].(string); !strings.HasPrefix(slug, "rice-a1-") {
 		t.Fatalf("slug %q", slug)
@@ -195,9 +193,6 @@ func TestSlugCollisionDoesNotSpin(t *testing.T) {
 	want(t, add("X3", "Rice A2"), 200, "")
 	r = e.put("/api/v1/inventory/items/A2", map[string]any{"item_name": "Rice"})
 	want(t, r, 200, "")
-	if time.Since(start) > 5*time.Second {
-		t.Fatalf("took %v", time.Since(start))
-	}
 	// An item renamed to the name its suffixed slug came from keeps its slug.
 	r = e.put("/api/v1/inventory/items/X2", map[string]any{"item_name": "rice a1!"})
 	want(t, r, 200, "")
