@@ -109,7 +109,7 @@ func TestCircuitBreaker(t *testing.T) {
 	const n = 3 * webhook.BreakerThreshold
 	a := shop(t, st, "DOWN", rc.URL, n)
 	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-	svc.Probe = 4 * time.Second
+	svc.Probe = 8 * time.Second // longer than the passes below take, even on a loaded machine
 	// Failures open the circuit; the next passes hold the rest.
 	for i := 0; i < 4; i++ {
 		if err := svc.DispatchOnce(ctx); err != nil {
@@ -133,7 +133,7 @@ func TestCircuitBreaker(t *testing.T) {
 	}
 	// The endpoint recovers; after the probe time everything is delivered.
 	healthy.Store(true)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_ = svc.DispatchOnce(ctx)
 		page, err := st.ListDeliveries(ctx, a.ID, business.DeliveryDelivered, 100, "")
