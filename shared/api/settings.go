@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -103,18 +102,11 @@ func (s *Server) checkCallbackURL(u string) string {
 	if p.Scheme != "https" {
 		return "must be an https URL"
 	}
-	host := p.Hostname()
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return "must be a public address, not localhost"
-	}
-	if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() ||
-		ip.IsLinkLocalMulticast() || ip.IsMulticast() || cgnat.Contains(ip)) {
-		return "must be a public address"
+	if !webhook.PublicHost(p.Hostname()) {
+		return "must be a public address (not localhost, private, link-local, CGNAT or metadata)"
 	}
 	return ""
 }
-
-var _, cgnat, _ = net.ParseCIDR("100.64.0.0/10")
 
 // readNoFields reads the body of a request that carries no fields: none,
 // empty, or {}. Anything else is 400 naming the unknown fields (415 when it
@@ -189,9 +181,9 @@ func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct bu
 	if err := readNoFields(r); err != nil {
 		return err
 	}
-	tx := r.PathValue("transaction_id")
-	if len(tx) > 64 || !business.ValidItemCode(tx) {
-		return business.Errorf(business.ENOTFOUND, "Delivery not found")
+	tx, err := pathCode(r, "transaction_id", business.ValidTransactionID, "Delivery not found")
+	if err != nil {
+		return err
 	}
 	d, err := s.store.Redeliver(r.Context(), acct.ID, tx, time.Now().UTC())
 	if err != nil {

@@ -106,6 +106,11 @@ var (
 // can have any other.
 func ValidInvoiceCode(code string) bool { return sixDigits.MatchString(code) }
 
+// ValidTransactionID reports whether id can be a payment's transaction id
+// (txn_ and hex digits, as NewTransactionID makes them, or an operator's
+// import): at most 64 letters, digits, '-' or '_'.
+func ValidTransactionID(id string) bool { return codeRE.MatchString(id) }
+
 // NewTransactionID returns a unique payment transaction id such as
 // txn_5f0c3a9e1b7d4c2a8e6f1a3b.
 func NewTransactionID() string {

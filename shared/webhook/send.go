@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"bizdata/shared/business"
@@ -54,6 +56,26 @@ func NewTestPayload(a business.Account, transactionID string) []byte {
 	return b
 }
 
+// guardian decides which addresses deliveries may reach when private
+// targets are not allowed: the dialer asks it for every resolved IP, and
+// PublicHost for a URL's host before it is stored.
+var guardian = ssrf.New(ssrf.WithAnyPort())
+
+// PublicHost reports whether a callback URL's host may be stored where
+// private targets are not allowed: not localhost, and not an IP literal the
+// dialer would refuse. Names are checked again, on the resolved IP, when
+// they are dialled.
+func PublicHost(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return false
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return guardian.SafeAddr(ip.Unmap()) == nil
+	}
+	return true
+}
+
 // Sender posts deliveries. Its client refuses redirects and, unless private
 // targets are allowed, dials only public addresses (no loopback, private,
 // link-local, CGNAT or metadata addresses), checked on the resolved IP so DNS
@@ -67,7 +89,7 @@ type Sender struct {
 func NewSender(allowPrivate bool) *Sender {
 	dialer := &net.Dialer{Timeout: Timeout}
 	if !allowPrivate {
-		dialer.Control = ssrf.New(ssrf.WithAnyPort()).Safe
+		dialer.Control = guardian.Safe
 	}
 	tr := &http.Transport{
 		DialContext:           dialer.DialContext,

@@ -91,6 +91,7 @@ func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (ev
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
+	accounts := &batchAccounts{m: map[string]*accountRead{}}
 	for _, r := range ev.Records {
 		if !IsPaymentInsert(r) {
 			continue
@@ -99,7 +100,7 @@ func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (ev
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := s.record(ctx, FromStreamImage(r.Change.NewImage)); err != nil {
+			if err := s.record(ctx, accounts, FromStreamImage(r.Change.NewImage)); err != nil {
 				s.log.ErrorContext(ctx, "webhook delivery not recorded", "sequence_number", r.Change.SequenceNumber, "error", err.Error())
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
@@ -111,9 +112,35 @@ func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (ev
 	return resp, nil
 }
 
+// batchAccounts reads each account of a stream batch once, however many of
+// its payments the batch holds.
+type batchAccounts struct {
+	mu sync.Mutex
+	m  map[string]*accountRead
+}
+
+type accountRead struct {
+	once     sync.Once
+	acct     business.Account
+	settings store.WebhookSettings
+	err      error
+}
+
+func (b *batchAccounts) find(ctx context.Context, st *store.Store, id string) (business.Account, store.WebhookSettings, error) {
+	b.mu.Lock()
+	r := b.m[id]
+	if r == nil {
+		r = &accountRead{}
+		b.m[id] = r
+	}
+	b.mu.Unlock()
+	r.once.Do(func() { r.acct, r.settings, r.err = st.FindWebhookSettings(ctx, id) })
+	return r.acct, r.settings, r.err
+}
+
 // record creates the delivery of one payment record: pending and due now,
 // or skipped when the account has no callback URL.
-func (s *Service) record(ctx context.Context, img map[string]types.AttributeValue) error {
+func (s *Service) record(ctx context.Context, accounts *batchAccounts, img map[string]types.AttributeValue) error {
 	p := store.PaymentFrom(img)
 	accountID := ""
 	if v, ok := img["account_id"].(*types.AttributeValueMemberS); ok {
@@ -122,7 +149,7 @@ func (s *Service) record(ctx context.Context, img map[string]types.AttributeValu
 	if accountID == "" || p.TransactionID == "" {
 		return fmt.Errorf("payment record without account_id or transaction_id")
 	}
-	acct, settings, err := s.store.FindWebhookSettings(ctx, accountID)
+	acct, settings, err := accounts.find(ctx, s.store, accountID)
 	if err != nil {
 		return err
 	}
