@@ -3,6 +3,15 @@
 // and makes the first attempt.
 package main
 
-import "bizdata/shared/app"
+import (
+	"os"
 
-func main() { app.RunDeliverWebhooks() }
+	"bizdata/shared/app"
+)
+
+func main() {
+	if err := app.RunDeliverWebhooks(); err != nil {
+		app.Logger().Error("startup failed", "error", err.Error())
+		os.Exit(1)
+	}
+}

@@ -2,6 +2,15 @@
 // shared/api's route table.
 package main
 
-import "bizdata/shared/app"
+import (
+	"os"
 
-func main() { app.RunFunction("edit-sale") }
+	"bizdata/shared/app"
+)
+
+func main() {
+	if err := app.RunFunction("edit-sale"); err != nil {
+		app.Logger().Error("startup failed", "error", err.Error())
+		os.Exit(1)
+	}
+}

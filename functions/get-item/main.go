@@ -2,6 +2,15 @@
 // shared/api's route table.
 package main
 
-import "bizdata/shared/app"
+import (
+	"os"
 
-func main() { app.RunFunction("get-item") }
+	"bizdata/shared/app"
+)
+
+func main() {
+	if err := app.RunFunction("get-item"); err != nil {
+		app.Logger().Error("startup failed", "error", err.Error())
+		os.Exit(1)
+	}
+}

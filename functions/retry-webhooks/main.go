@@ -2,6 +2,15 @@
 // webhook attempts that are due.
 package main
 
-import "bizdata/shared/app"
+import (
+	"os"
 
-func main() { app.RunRetryWebhooks() }
+	"bizdata/shared/app"
+)
+
+func main() {
+	if err := app.RunRetryWebhooks(); err != nil {
+		app.Logger().Error("startup failed", "error", err.Error())
+		os.Exit(1)
+	}
+}

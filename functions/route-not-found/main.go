@@ -4,6 +4,15 @@
 // so API Gateway never answers with a body of its own.
 package main
 
-import "bizdata/shared/app"
+import (
+	"os"
 
-func main() { app.RunFunction("route-not-found") }
+	"bizdata/shared/app"
+)
+
+func main() {
+	if err := app.RunFunction("route-not-found"); err != nil {
+		app.Logger().Error("startup failed", "error", err.Error())
+		os.Exit(1)
+	}
+}

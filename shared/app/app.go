@@ -1,7 +1,7 @@
 // Package app wires the product's processes from their environment: it builds
 // the DynamoDB client and store once, and starts a Lambda function serving one
 // route of the route table. functions/<name>/main.go calls RunFunction and
-// nothing else.
+// exits when it returns an error (only main decides the process's end).
 package app
 
 import (
@@ -143,26 +143,19 @@ func FunctionHandler(srv *api.Server, name string) (http.Handler, error) {
 }
 
 // RunFunction starts the Lambda function name: it wires everything once, then
-// serves API Gateway HTTP API (payload v2) events until the runtime stops it.
-func RunFunction(name string) {
-	log := Logger()
-	if err := runFunction(name, log); err != nil {
-		log.Error("startup failed", "function", name, "error", err.Error())
-		os.Exit(1)
-	}
-}
-
-func runFunction(name string, log *slog.Logger) error {
+// serves API Gateway HTTP API (payload v2) events until the runtime stops the
+// process. It returns only when the function cannot start, saying why.
+func RunFunction(name string) error {
 	ctx := context.Background()
 	cfg, err := FromEnv()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	st, err := NewStore(ctx, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	srv := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
+	srv := api.NewServer(st, Logger(), cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
 	h, err := FunctionHandler(srv, name)
 	if err != nil {
 		return err

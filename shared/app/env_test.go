@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -21,5 +22,26 @@ func TestKeyCacheTTL(t *testing.T) {
 		if _, err := app.FromEnv(); (err == nil) != ok {
 			t.Errorf("API_KEY_CACHE_TTL=%s: err %v", v, err)
 		}
+	}
+}
+
+// A function that cannot start says why and returns, so that its main (and
+// only its main) ends the process.
+func TestStartupFailuresReturn(t *testing.T) {
+	t.Setenv("DYNAMODB_ENDPOINT", "")
+	t.Setenv("CURSOR_SECRET", "")
+	t.Setenv("API_KEY_CACHE_TTL", "")
+	for name, run := range map[string]func() error{
+		"add-customer":     func() error { return app.RunFunction("add-customer") },
+		"deliver-webhooks": app.RunDeliverWebhooks,
+		"retry-webhooks":   app.RunRetryWebhooks,
+	} {
+		if err := run(); err == nil || !strings.Contains(err.Error(), name+": CURSOR_SECRET is not set") {
+			t.Errorf("%s without CURSOR_SECRET: %v, want an error naming the function and the variable", name, err)
+		}
+	}
+	t.Setenv("DYNAMODB_ENDPOINT", "http://127.0.0.1:1")
+	if err := app.RunFunction("no-such-function"); err == nil || !strings.Contains(err.Error(), `"no-such-function"`) {
+		t.Errorf("unknown function: %v, want an error naming it", err)
 	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -40,32 +41,37 @@ func NewWebhookService(ctx context.Context, c Config) (*webhook.Service, error) 
 }
 
 // RunDeliverWebhooks starts the stream-triggered function that records each
-// payment's delivery (it never waits on a receiver).
-func RunDeliverWebhooks() {
-	runWebhooks(func(svc *webhook.Service) any { return svc.HandleStream })
+// payment's delivery (it never waits on a receiver). Like RunFunction, it
+// returns only when the function cannot start.
+func RunDeliverWebhooks() error {
+	svc, err := webhookServiceFromEnv()
+	if err != nil {
+		return fmt.Errorf("deliver-webhooks: %w", err)
+	}
+	lambda.StartWithOptions(svc.HandleStream, lambda.WithEnableSIGTERM())
+	return nil
 }
 
 // RunRetryWebhooks starts the scheduled function that makes the due attempts
-// (first ones and retries) for DispatchFor, then returns.
-func RunRetryWebhooks() {
-	runWebhooks(func(svc *webhook.Service) any {
-		return func(ctx context.Context) error {
-			svc.Dispatch(ctx, time.Now().Add(DispatchFor), DispatchPoll)
-			return nil
-		}
-	})
+// (first ones and retries) for DispatchFor on each invocation. Like
+// RunFunction, it returns only when the function cannot start.
+func RunRetryWebhooks() error {
+	svc, err := webhookServiceFromEnv()
+	if err != nil {
+		return fmt.Errorf("retry-webhooks: %w", err)
+	}
+	dispatch := func(ctx context.Context) error {
+		svc.Dispatch(ctx, time.Now().Add(DispatchFor), DispatchPoll)
+		return nil
+	}
+	lambda.StartWithOptions(dispatch, lambda.WithEnableSIGTERM())
+	return nil
 }
 
-func runWebhooks(handler func(*webhook.Service) any) {
-	log := Logger()
+func webhookServiceFromEnv() (*webhook.Service, error) {
 	cfg, err := FromEnv()
-	if err == nil {
-		var svc *webhook.Service
-		if svc, err = NewWebhookService(context.Background(), cfg); err == nil {
-			lambda.StartWithOptions(handler(svc), lambda.WithEnableSIGTERM())
-			return
-		}
+	if err != nil {
+		return nil, err
 	}
-	log.Error("startup failed", "error", err.Error())
-	os.Exit(1)
+	return NewWebhookService(context.Background(), cfg)
 }
