@@ -197,7 +197,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 			}
 			actions = append(actions, txItem{action: del})
 		}
-		out.UpdatedAt = s.now().Truncate(time.Second)
+		out.UpdatedAt = s.stamp()
 		set := "SET webhook_signed = :signed, webhook_updated_at = :at, version = if_not_exists(version, :zero) + :one"
 		remove := " REMOVE callback_secret"
 		vals := attrs{":signed": &types.AttributeValueMemberBOOL{Value: out.Signed}, ":at": str(fmtTime(out.UpdatedAt)), ":zero": nInt(0), ":one": nInt(1)}

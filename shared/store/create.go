@@ -62,7 +62,7 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 	var body []byte
 	id := int64(0)
 	err := retrying(ctx, func() error {
-		now := s.now().Truncate(time.Second)
+		now := s.stamp()
 		keys := spec.reads
 		if spec.idem != nil {
 			keys = append([]attrs{idemKey(spec.account, spec.idem)}, spec.reads...)

@@ -2,14 +2,9 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"bizdata/shared/business"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 func customerKey(account string, id int64) attrs {
@@ -65,58 +60,26 @@ func (s *Store) CreateCustomer(ctx context.Context, account string, c business.C
 // FindCustomerByID returns one customer. Returns ENOTFOUND when the account has no
 // customer with that id.
 func (s *Store) FindCustomerByID(ctx context.Context, account string, id int64) (business.Customer, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: customerKey(account, id)})
+	it, err := s.getOne(ctx, customerKey(account, id), "Customer not found", false)
 	if err != nil {
-		return business.Customer{}, fmt.Errorf("get customer: %w", err)
+		return business.Customer{}, err
 	}
-	if out.Item == nil {
-		return business.Customer{}, business.Errorf(business.ENOTFOUND, "Customer not found")
-	}
-	return customerFrom(out.Item), nil
+	return customerFrom(it), nil
 }
 
-// UpdateCustomer applies edit to the current customer and stores the result,
-// starting over when another writer changed the customer in between, so no
-// concurrent edit is lost. edit may return an error (EPRECONDITION for an
-// If-Match mismatch, EINVALID) to stop. Returns ENOTFOUND when the customer
-// does not exist.
+// UpdateCustomer applies edit to the current customer and stores the result
+// (see editRecord). Returns ENOTFOUND when the customer does not exist.
 func (s *Store) UpdateCustomer(ctx context.Context, account string, id int64, edit func(*business.Customer) error) (business.Customer, error) {
-	var c business.Customer
-	err := retrying(ctx, func() error {
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: customerKey(account, id), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			return fmt.Errorf("get customer: %w", err)
-		}
-		if out.Item == nil {
-			return business.Errorf(business.ENOTFOUND, "Customer not found")
-		}
-		c = customerFrom(out.Item)
-		old := c.Version
-		if err := edit(&c); err != nil {
-			return err
-		}
-		c.Version = old + 1
-		c.UpdatedAt = s.now().Truncate(time.Second)
-		p := &types.Put{TableName: aws.String(s.table), Item: customerItem(account, c)}
-		versionGuard(p, old)
-		return s.transact(ctx, []txItem{{action: types.TransactWriteItem{Put: p}, onFail: errRetry}})
-	})
-	return c, err
+	return editRecord(ctx, s, customerKey(account, id), "Customer not found", customerFrom, edit,
+		func(old business.Customer, c *business.Customer) ([]txItem, error) {
+			c.Version, c.UpdatedAt = old.Version+1, s.stamp()
+			return []txItem{s.guardedPut(customerItem(account, *c), old.Version)}, nil
+		})
 }
 
 // ListCustomers returns a page of customers, newest first, created at or after
 // createdFrom when it is set.
 func (s *Store) ListCustomers(ctx context.Context, account string, createdFrom string, limit int, cursor string) (Page[business.Customer], error) {
-	items, next, scanned, err := s.run(ctx, query{
-		index: IndexCreated, pk: acctPK(account) + "#CUSTOMER", rng: Range{From: createdFrom},
-		limit: limit, cursor: cursor,
-	})
-	if err != nil {
-		return Page[business.Customer]{}, err
-	}
-	p := Page[business.Customer]{Next: next, Scanned: scanned, Items: make([]business.Customer, len(items))}
-	for i, it := range items {
-		p.Items[i] = customerFrom(it)
-	}
-	return p, nil
+	q := query{index: IndexCreated, pk: acctPK(account) + "#CUSTOMER", rng: Range{From: createdFrom}, limit: limit, cursor: cursor}
+	return page(ctx, s, q, customerFrom)
 }

@@ -232,15 +232,7 @@ func (s *Store) ListDeliveries(ctx context.Context, account, state string, limit
 	if state != "" {
 		q.filter, q.names, q.values = "#st = :st", map[string]string{"#st": "state"}, attrs{":st": str(state)}
 	}
-	items, next, scanned, err := s.run(ctx, q)
-	if err != nil {
-		return Page[business.Delivery]{}, err
-	}
-	p := Page[business.Delivery]{Next: next, Scanned: scanned, Items: make([]business.Delivery, len(items))}
-	for i, it := range items {
-		p.Items[i] = deliveryFrom(it)
-	}
-	return p, nil
+	return page(ctx, s, q, deliveryFrom)
 }
 
 // Redeliver queues a delivery that is not pending for a new round of

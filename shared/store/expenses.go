@@ -66,24 +66,14 @@ func (s *Store) FindExpenseByID(ctx context.Context, account string, id int64) (
 	return expenseFrom(it), nil
 }
 
-// UpdateExpense applies edit to the current expense and stores it, starting
-// over when another writer got in between. Returns ENOTFOUND when missing.
+// UpdateExpense applies edit to the current expense and stores it (see
+// editRecord). Returns ENOTFOUND when missing.
 func (s *Store) UpdateExpense(ctx context.Context, account string, id int64, edit func(*business.Expense) error) (business.Expense, error) {
-	var e business.Expense
-	err := retrying(ctx, func() error {
-		it, err := s.getOne(ctx, expenseKey(account, id), "Expense not found", true)
-		if err != nil {
-			return err
-		}
-		e = expenseFrom(it)
-		old := e.Version
-		if err := edit(&e); err != nil {
-			return err
-		}
-		e.Version, e.UpdatedAt = old+1, s.now().Truncate(time.Second)
-		return s.transact(ctx, []txItem{s.guardedPut(expenseItem(account, e), old)})
-	})
-	return e, err
+	return editRecord(ctx, s, expenseKey(account, id), "Expense not found", expenseFrom, edit,
+		func(old business.Expense, e *business.Expense) ([]txItem, error) {
+			e.Version, e.UpdatedAt = old.Version+1, s.stamp()
+			return []txItem{s.guardedPut(expenseItem(account, *e), old.Version)}, nil
+		})
 }
 
 // ExpenseFilter holds the list filters of GET /expenses.
@@ -101,16 +91,7 @@ func (s *Store) ListExpenses(ctx context.Context, account string, f ExpenseFilte
 	if f.ExpenseType != "" {
 		eq = base + "#TYPE#" + business.NameKey(f.ExpenseType)
 	}
-	q := boundedQuery(base, eq, f.CreatedFrom, f.UpdatedTo, limit, cursor)
-	items, next, scanned, err := s.run(ctx, q)
-	if err != nil {
-		return Page[business.Expense]{}, err
-	}
-	p := Page[business.Expense]{Next: next, Scanned: scanned, Items: make([]business.Expense, len(items))}
-	for i, it := range items {
-		p.Items[i] = expenseFrom(it)
-	}
-	return p, nil
+	return page(ctx, s, boundedQuery(base, eq, f.CreatedFrom, f.UpdatedTo, limit, cursor), expenseFrom)
 }
 
 // boundedQuery is the query of a list with an optional equality filter

@@ -372,7 +372,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			}
 			next.CustomerName = c.Name
 		}
-		now := s.now().Truncate(time.Second)
+		now := s.stamp()
 		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
 		next.DefaultPaymentDate(now)
 		rec = SaleRecord{Payments: cur.Payments}

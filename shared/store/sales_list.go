@@ -88,13 +88,5 @@ func (s *Store) ListSales(ctx context.Context, account string, f SaleFilter, lim
 		cond("%s <= %s", "due_date", str(f.DueTo))
 	}
 	q.filter = strings.Join(conds, " AND ")
-	items, next, scanned, err := s.run(ctx, q)
-	if err != nil {
-		return Page[business.Sale]{}, err
-	}
-	p := Page[business.Sale]{Next: next, Scanned: scanned, Items: make([]business.Sale, len(items))}
-	for i, it := range items {
-		p.Items[i] = saleSummaryFrom(it)
-	}
-	return p, nil
+	return page(ctx, s, q, saleSummaryFrom)
 }

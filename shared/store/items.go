@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Inventory items: codes unique per account, slugs derived from names.
+
+func itemKey(account, code string) attrs { return key(acctPK(account)+"#ITEM#"+code, "ITEM") }
+
+func invItem(account string, x business.Item) attrs {
+	it := itemKey(account, x.ItemCode)
+	it["type"] = str("item")
+	it["id"] = nInt(x.ID)
+	it["item_code"] = str(x.ItemCode)
+	it["item_name"] = str(x.ItemName)
+	imgs := make([]types.AttributeValue, len(x.Images))
+	for i, img := range x.Images {
+		imgs[i] = &types.AttributeValueMemberM{Value: attrs{"id": nInt(img.ID), "image_url": str(img.URL)}}
+	}
+	it["item_images"] = &types.AttributeValueMemberL{Value: imgs}
+	it["category_id"] = nInt(x.CategoryID)
+	setS(it, "unit", x.Unit)
+	setS(it, "description", x.Description)
+	it["unit_cost"] = num(x.UnitCost.String())
+	it["item_price"] = num(x.ItemPrice.String())
+	it["previous_price"] = num(x.PreviousPrice.String())
+	it["quantity"] = num(x.Quantity.String())
+	it["minimum_qty_alert"] = num(x.MinimumQtyAlert.String())
+	it["online"] = &types.AttributeValueMemberBOOL{Value: x.Online}
+	setS(it, "barcode", x.Barcode)
+	setS(it, "sku", x.SKU)
+	it["warehouse_id"] = nInt(x.WarehouseID)
+	setS(it, "item_location", x.Location)
+	it["item_slug"] = str(x.Slug)
+	it["created_at"] = str(fmtTime(x.CreatedAt))
+	it["updated_at"] = str(fmtTime(x.UpdatedAt))
+	it["version"] = nInt(x.Version)
+	base := acctPK(account) + "#ITEM"
+	created := fmtTime(x.CreatedAt) + "#" + pad(x.ID)
+	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
+	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#CATEGORY#"+strconv.FormatInt(x.CategoryID, 10)), str(created)
+	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(x.UpdatedAt)+"#"+pad(x.ID))
+	return it
+}
+
+func quantityAt(it attrs, k string) money.Quantity {
+	q, _ := money.ParseQuantity(getN(it, k))
+	return q
+}
+
+func invItemFrom(it attrs) business.Item {
+	x := business.Item{
+		ID: getInt(it, "id"), ItemCode: getS(it, "item_code"), ItemName: getS(it, "item_name"),
+		CategoryID: getInt(it, "category_id"), Unit: getS(it, "unit"), Description: getS(it, "description"),
+		UnitCost: amountAt(it, "unit_cost"), ItemPrice: amountAt(it, "item_price"), PreviousPrice: amountAt(it, "previous_price"),
+		Quantity: quantityAt(it, "quantity"), MinimumQtyAlert: quantityAt(it, "minimum_qty_alert"),
+		Barcode: getS(it, "barcode"), SKU: getS(it, "sku"), WarehouseID: getInt(it, "warehouse_id"),
+		Location: getS(it, "item_location"), Slug: getS(it, "item_slug"),
+		CreatedAt: getTime(it, "created_at"), UpdatedAt: getTime(it, "updated_at"), Version: getInt(it, "version"),
+	}
+	if b, ok := it["online"].(*types.AttributeValueMemberBOOL); ok {
+		x.Online = b.Value
+	}
+	if l, ok := it["item_images"].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			if m, ok := v.(*types.AttributeValueMemberM); ok {
+				x.Images = append(x.Images, business.ItemImage{ID: getInt(m.Value, "id"), URL: getS(m.Value, "image_url")})
+			}
+		}
+	}
+	return x
+}
+
+// categoryExists is the check that an item's category exists as the
+// transaction commits; EINVALID naming category_id when it does not.
+func (s *Store) categoryExists(account string, id int64) txItem {
+	return txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: aws.String(s.table), Key: categoryKey(account, id), ConditionExpression: aws.String("attribute_exists(PK)"),
+	}}, onFail: categoryMissing(id)}
+}
+
+func categoryMissing(id int64) error {
+	return business.FieldErrors{"category_id": fmt.Sprintf("no category with id %d in this account", id)}.Err()
+}
+
+// CreateItem stores a valid item. Its category must exist (EINVALID); its
+// code is unique (ECONFLICT when a client's code is taken; a generated one is
+// drawn again); its slug is derived from the name, and suffixed with the
+// item code when another item has it (see pickSlug).
+func (s *Store) CreateItem(ctx context.Context, account string, x business.Item, codeGenerated bool, idem *Idempotency, render Render[business.Item]) ([]byte, error) {
+	slug := business.Slugify(x.ItemName)
+	reads := []attrs{categoryKey(account, x.CategoryID), uniqueKey(account, "item_slug", slug)}
+	if !codeGenerated {
+		reads = append(reads, uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode)))
+	}
+	return s.create(ctx, createSpec{
+		account: account, kind: "item", idem: idem, reads: reads,
+		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
+			if reads[0] == nil {
+				return nil, nil, categoryMissing(x.CategoryID)
+			}
+			if codeGenerated { // drawn afresh on every attempt, so a collision retries
+				x.ItemCode = business.NewItemCode()
+				reads = append(reads, nil)
+			}
+			x.Slug = pickSlug(slug, x.ItemCode, reads[1], reads[2], "")
+			x.ID, x.CreatedAt, x.UpdatedAt, x.Version = id, now, now, 1
+			body, err := render(x)
+			if err != nil {
+				return nil, nil, err
+			}
+			codeTaken := taken("item_code", x.ItemCode)
+			if codeGenerated {
+				codeTaken = errRetry
+			}
+			return []txItem{
+				{action: put(s.table, invItem(account, x), "attribute_not_exists(PK)"), onFail: codeTaken},
+				s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry),
+				s.categoryExists(account, x.CategoryID),
+			}, body, nil
+		},
+	})
+}
+
+// pickSlug chooses an item's slug from the guards of its two candidates, as
+// read: the plain slug when no other item holds it, else the slug suffixed
+// with the item code, else (an item was named like that suffix) the suffixed
+// slug with a random tail, drawn afresh on every attempt so that a retry
+// never repeats a collision. A guard owned by self (the item's own code)
+// counts as free.
+func pickSlug(slug, code string, plain, suffixed attrs, self string) string {
+	free := func(g attrs) bool { return g == nil || (self != "" && getS(g, "owner") == self) }
+	switch {
+	case free(plain):
+		return slug
+	case free(suffixed):
+		return business.SuffixedSlug(slug, code)
+	default:
+		return business.SuffixedSlug(slug, code) + "-" + business.NewInvoiceCode()
+	}
+}
+
+// FindItemByCode returns one item by code. Returns ENOTFOUND when missing.
+func (s *Store) FindItemByCode(ctx context.Context, account, code string) (business.Item, error) {
+	it, err := s.getOne(ctx, itemKey(account, code), "Item not found", false)
+	if err != nil {
+		return business.Item{}, err
+	}
+	return invItemFrom(it), nil
+}
+
+// UpdateItem applies edit to the current item and stores it (see
+// editRecord). A new price moves the old one to previous_price; a new name
+// re-derives the slug; a new category must exist. Returns ENOTFOUND when
+// missing.
+func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(*business.Item) error) (business.Item, error) {
+	return editRecord(ctx, s, itemKey(account, code), "Item not found", invItemFrom, edit,
+		func(old business.Item, x *business.Item) ([]txItem, error) {
+			x.KeepPreviousPrice(old)
+			x.Version, x.UpdatedAt = old.Version+1, s.stamp()
+			var actions []txItem
+			if x.CategoryID != old.CategoryID {
+				actions = append(actions, s.categoryExists(account, x.CategoryID))
+			}
+			if slug := business.Slugify(x.ItemName); business.Slugify(old.ItemName) != slug {
+				g, err := s.batchGet(ctx, []attrs{uniqueKey(account, "item_slug", slug), uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode))})
+				if err != nil {
+					return nil, err
+				}
+				x.Slug = pickSlug(slug, x.ItemCode, g[0], g[1], x.ItemCode)
+				if x.Slug != old.Slug { // a guard it already holds is kept as it is
+					actions = append(actions, s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry), s.guardDelete(account, "item_slug", old.Slug))
+				}
+			}
+			return append(actions, s.guardedPut(invItem(account, *x), old.Version)), nil
+		})
+}
+
+// ItemFilter holds the list filters of GET /inventory/items.
+type ItemFilter struct {
+	CategoryID  int64
+	CreatedFrom string
+	UpdatedTo   string
+}
+
+// ListItems returns a page of items, newest first.
+func (s *Store) ListItems(ctx context.Context, account string, f ItemFilter, limit int, cursor string) (Page[business.Item], error) {
+	base := acctPK(account) + "#ITEM"
+	eq := ""
+	if f.CategoryID != 0 {
+		eq = base + "#CATEGORY#" + strconv.FormatInt(f.CategoryID, 10)
+	}
+	return page(ctx, s, boundedQuery(base, eq, f.CreatedFrom, f.UpdatedTo, limit, cursor), invItemFrom)
+}

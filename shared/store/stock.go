@@ -1,0 +1,55 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Stock: quantities moved by sales, atomically and never below zero.
+
+// stockActions returns the transaction actions that move stock by moves:
+// each takes (or gives back) quantity atomically, refusing to go below zero.
+// The items' ids come from found (read alongside), so their updated_at index
+// keys can move too. Returns EINVALID for an item code that is not in stock.
+func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time) ([]txItem, error) {
+	var actions []txItem
+	for code, d := range moves {
+		it := found[code]
+		if it == nil {
+			return nil, business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
+		}
+		id := getInt(it, "id")
+		up := &types.Update{
+			TableName:        aws.String(s.table),
+			Key:              itemKey(account, code),
+			UpdateExpression: aws.String("SET quantity = quantity - :q, updated_at = :now, " + IndexUpperBound + "SK = :usk, version = version + :one"),
+			ExpressionAttributeValues: attrs{
+				":q": num(d.String()), ":now": str(fmtTime(now)), ":usk": str(fmtTime(now) + "#" + pad(id)), ":one": nInt(1),
+			},
+		}
+		onFail := error(&business.Error{Code: business.EINVALID, Message: fmt.Sprintf("insufficient stock of item %s", code),
+			Fields: map[string]string{"items": fmt.Sprintf("insufficient stock of item %s (%s in stock when read)", code, getN(it, "quantity"))}})
+		if d.IsNegative() {
+			// Stock given back may not leave the range of a quantity, or the
+			// item would read as malformed and lose its stock on a later write.
+			headroom, ok := d.Headroom()
+			full := business.FieldErrors{"items": fmt.Sprintf("item_code %s: giving back %s would take its stock above %s", code, d.Abs(), money.MaxQuantity())}.Err()
+			if !ok {
+				return nil, full
+			}
+			up.ConditionExpression = aws.String("attribute_exists(PK) AND quantity <= :cap")
+			up.ExpressionAttributeValues[":cap"] = num(headroom)
+			onFail = full
+		} else {
+			up.ConditionExpression = aws.String("attribute_exists(PK) AND quantity >= :q")
+		}
+		actions = append(actions, txItem{action: types.TransactWriteItem{Update: up}, onFail: onFail})
+	}
+	return actions, nil
+}
