@@ -99,11 +99,7 @@ func newWebhookEnv(t *testing.T) *webhookEnv {
 func (e *webhookEnv) account(t *testing.T, url, secret string) (business.Account, string) {
 	t.Helper()
 	e.n++
-	a, _ := business.NewAccount("Shop", fmt.Sprintf("SHOP%d", e.n), "GHS", "")
-	a, key, err := e.store.CreateAccount(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, key := testdb.NewAccount(t, e.store, "Shop", fmt.Sprintf("SHOP%d", e.n))
 	if url != "" {
 		if err := e.store.SetWebhook(context.Background(), a.ID, business.Webhook{CallbackURL: url, CallbackSecret: secret}); err != nil {
 			t.Fatal(err)

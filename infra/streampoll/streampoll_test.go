@@ -33,11 +33,7 @@ func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
-	a, key, err := st.CreateAccount(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, key := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer rc.Close()
 	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {

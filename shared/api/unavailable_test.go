@@ -12,7 +12,6 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
-	"bizdata/shared/business"
 	"bizdata/shared/testdb"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -43,11 +42,7 @@ func inject(op string, fail func() error) func(*dynamodb.Options) {
 // Retry-After, never 500.
 func TestDynamoDBFaultsAre503(t *testing.T) {
 	base, _ := testdb.NewStore(t)
-	a, _ := business.NewAccount("Faulty", "FAULT1", "GHS", "")
-	_, key, err := base.CreateAccount(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, key := testdb.NewAccount(t, base, "Faulty", "FAULT1")
 	cfg := testdb.Config(t)
 	cfg.TableName = base.Table()
 	cases := []struct {
@@ -107,11 +102,7 @@ func TestDynamoDBStoppedMidTest(t *testing.T) {
 		direct, _ := testdb.NewStore(t)
 		_, _ = direct.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(cfg.TableName)})
 	})
-	a, _ := business.NewAccount("Outage", "OUT1", "GHS", "")
-	_, key, err := st.CreateAccount(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, key := testdb.NewAccount(t, st, "Outage", "OUT1")
 	srv := httptest.NewServer(api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0).Handler(api.Routes))
 	defer srv.Close()
 	e := &env{t: t, srv: srv, key: key}

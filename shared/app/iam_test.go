@@ -86,11 +86,7 @@ func TestIAMMatchesCode(t *testing.T) {
 	rec := &iamRecorder{used: map[string]map[string]bool{}}
 	st, _ := testdb.NewStore(t, rec.option)
 	ctx := context.Background()
-	a, _ := business.NewAccount("IAM Shop", "IAM1", "GHS", "")
-	a, key, err := st.CreateAccount(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, key := testdb.NewAccount(t, st, "IAM Shop", "IAM1")
 	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
 	call := func(function, method, path, body string, headers ...string) (int, string) {
 		t.Helper()

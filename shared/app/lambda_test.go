@@ -54,11 +54,7 @@ func invoke(t *testing.T, srv *api.Server, name, fixture, key string) (events.AP
 func TestLambdaPath(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
-	a, _ := business.NewAccount("Lambda Shop", "LAMBDA", "GHS", "")
-	a, key, err := st.CreateAccount(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, key := testdb.NewAccount(t, st, "Lambda Shop", "LAMBDA")
 	_ = a
 
 	t.Run("AddBase64Body", func(t *testing.T) {
@@ -149,11 +145,7 @@ func TestLambdaDefaultRoute(t *testing.T) {
 func TestLambdaHeadersArriveWhole(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
-	a, _ := business.NewAccount("Lambda Shop", "LAMBDA", "GHS", "")
-	_, key, err := st.CreateAccount(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, key := testdb.NewAccount(t, st, "Lambda Shop", "LAMBDA")
 	call := func(name, method, target, body string, headers map[string]string) (int, string) {
 		t.Helper()
 		h, err := app.FunctionHandler(srv, name)
@@ -190,11 +182,7 @@ func TestLambdaHeadersArriveWhole(t *testing.T) {
 func TestLambdaSettingsRoutes(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
-	a, _ := business.NewAccount("Lambda Shop", "LAMBDA", "GHS", "")
-	a, key, err := st.CreateAccount(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, key := testdb.NewAccount(t, st, "Lambda Shop", "LAMBDA")
 	now := time.Now().UTC()
 	if _, err := st.CreateDelivery(context.Background(), business.Delivery{AccountID: a.ID, TransactionID: "txn_l1", WebhookID: "msg_txn_l1",
 		Payload: []byte(`{"amount":"1.00"}`), State: business.DeliveryFailed, NextAt: now, CreatedAt: now}); err != nil {

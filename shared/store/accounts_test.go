@@ -21,11 +21,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func TestWebhookSecretItsOwnItem(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
-	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
-	a, _, err := st.CreateAccount(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: "https://example.com/h", CallbackSecret: "s3cret-value-123"}); err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	st, _ := testdb.NewStore(t)
-	a, _ := business.NewAccount("Contracts", "CON1", "GHS", "")
-	a, _, err := st.CreateAccount(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := testdb.NewAccount(t, st, "Contracts", "CON1")
 	return &fixture{t: t, st: st, acct: a.ID, ctx: context.Background()}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"bizdata/shared/app"
+	"bizdata/shared/business"
 	"bizdata/shared/store"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -139,4 +140,19 @@ func NewStore(tb testing.TB, optFns ...func(*dynamodb.Options)) (*store.Store, a
 		_, _ = st.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(cfg.TableName)})
 	})
 	return st, cfg
+}
+
+// NewAccount creates an account in st (currency GHS, no invoice prefix) and
+// returns it with its API key.
+func NewAccount(tb testing.TB, st *store.Store, name, businessCode string) (business.Account, string) {
+	tb.Helper()
+	a, err := business.NewAccount(name, businessCode, "GHS", "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, key, err := st.CreateAccount(context.Background(), a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a, key
 }

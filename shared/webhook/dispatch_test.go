@@ -22,11 +22,7 @@ import (
 func shop(t *testing.T, st *store.Store, code, url string, n int) business.Account {
 	t.Helper()
 	ctx := context.Background()
-	a, _ := business.NewAccount("Shop "+code, code, "GHS", "")
-	a, _, err := st.CreateAccount(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := testdb.NewAccount(t, st, "Shop "+code, code)
 	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: url}); err != nil {
 		t.Fatal(err)
 	}

@@ -30,11 +30,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func TestHandleStreamFixture(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
-	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
-	a, _, err := st.CreateAccount(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	var got atomic.Int32
 	var body atomic.Value
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -90,8 +86,7 @@ func TestHandleStreamFixture(t *testing.T) {
 func TestConcurrentRetryRunsDeliverOnce(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
-	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
-	a, _, _ = st.CreateAccount(ctx, a)
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	var got atomic.Int32
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(100 * time.Millisecond)
@@ -125,11 +120,7 @@ func TestConcurrentRetryRunsDeliverOnce(t *testing.T) {
 func TestFailedDeliveryMetric(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
-	a, _ := business.NewAccount("Shop", "SHOP1", "GHS", "")
-	a, _, err := st.CreateAccount(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
 	defer rc.Close()
 	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
