@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,7 +31,7 @@ func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 	st, cfg := testdb.NewStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	quiet := testdb.Quiet()
 	a, key := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer rc.Close()

@@ -35,12 +35,22 @@ type customerRequest struct {
 	Address Opt[string] `json:"address"`
 }
 
-// apply copies the fields the request lists onto c; null clears a field.
-func (req customerRequest) apply(c *business.Customer) {
+// customerKind is how the API addresses and shows customers.
+var customerKind = kind[int64, business.Customer]{
+	noun: "Customer", nouns: "Customers", plural: "customers", one: "customers",
+	key:     byID("Customer not found"),
+	version: func(c business.Customer) int64 { return c.Version },
+	json:    func(c business.Customer) any { return toCustomerJSON(c) },
+}
+
+// apply copies the fields the request lists onto c (null clears a field),
+// then validates c.
+func (req customerRequest) apply(c *business.Customer) error {
 	setText(&c.Name, req.Name)
 	setText(&c.Email, req.Email)
 	setText(&c.Phone, req.Phone)
 	setText(&c.Address, req.Address)
+	return c.Validate()
 }
 
 // setText sets *dst from an optional text field: absent keeps, null clears.
@@ -52,82 +62,30 @@ func setText(dst *string, o Opt[string]) {
 
 func listCustomers(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "created_at")
-	from := q.lowerBound("created_at")
-	if err := q.err(); err != nil {
-		return err
-	}
-	page, err := s.store.ListCustomers(r.Context(), acct.ID, from, q.limit, q.cursor)
-	if err != nil {
-		return err
-	}
-	return writePage(w, "Customers", "customers", page, toCustomerJSON)
+	f := store.CustomerFilter{CreatedFrom: q.lowerBound("created_at")}
+	return listRecords(w, r, acct, customerKind, q, f, s.store.ListCustomers)
 }
 
 func getCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathID(r, "Customer not found")
-	if err != nil {
-		return err
-	}
-	c, err := s.store.FindCustomerByID(r.Context(), acct.ID, id)
-	if err != nil {
-		return err
-	}
-	setETag(w, c.Version)
-	return writeOK(w, "Customer found", map[string]any{"customers": toCustomerJSON(c)})
+	return getRecord(w, r, acct, customerKind, s.store.FindCustomerByID)
 }
 
 func addCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	c, err := toCustomer(body)
-	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
-	}
-	resp, err := s.store.CreateCustomer(r.Context(), acct.ID, c, idem, func(c business.Customer) ([]byte, error) {
-		return successBody(http.StatusOK, "Customer added successfully", map[string]any{"customers": toCustomerJSON(c)})
-	})
-	return writeCreated(w, resp, err)
+	return addRecord(s, w, r, acct, customerKind, toCustomer, s.store.CreateCustomer)
 }
 
 // toCustomer reads and validates an add-customer body.
 func toCustomer(body []byte) (business.Customer, error) {
-	var req customerRequest
 	var c business.Customer
-	if err := decodeObject(body, &req, ""); err != nil {
+	req, err := decodeJSON[customerRequest](body)
+	if err != nil {
 		return c, err
 	}
-	req.apply(&c)
-	return c, c.Validate()
+	return c, req.apply(&c)
 }
 
 func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathID(r, "Customer not found")
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	var req customerRequest
-	if err := decodeObject(body, &req, ""); err != nil {
-		return err
-	}
-	ifMatch := ifMatchHeader(r)
-	c, err := s.store.UpdateCustomer(r.Context(), acct.ID, id, func(c *business.Customer) error {
-		if err := checkIfMatch(ifMatch, c.Version); err != nil {
-			return err
-		}
-		req.apply(c)
-		return c.Validate()
-	})
-	if err != nil {
-		return err
-	}
-	setETag(w, c.Version)
-	return writeOK(w, "Customer updated successfully", map[string]any{"customers": toCustomerJSON(c)})
+	return editRecord(w, r, acct, customerKind, decodeJSON[customerRequest], s.store.UpdateCustomer)
 }
 
 // refuse answers a create whose body was refused before it reached the

@@ -49,55 +49,37 @@ func decodeExpense(body []byte) (expenseRequest, error) {
 	return req, fe.Err()
 }
 
-func (req expenseRequest) apply(e *business.Expense) {
+// expenseKind is how the API addresses and shows expenses: a get answers
+// under "expense", an add under both keys.
+var expenseKind = kind[int64, business.Expense]{
+	noun: "Expense", nouns: "Expenses", plural: "expenses", one: "expense",
+	key:     byID("Expense not found"),
+	version: func(e business.Expense) int64 { return e.Version },
+	json:    func(e business.Expense) any { return toExpenseJSON(e) },
+}
+
+func (req expenseRequest) apply(e *business.Expense) error {
 	setText(&e.ExpenseType, req.ExpenseType)
 	setText(&e.Description, req.Description)
 	setText(&e.PaymentMethod, req.PaymentMethod)
 	setText(&e.Image, req.Image)
 	setText(&e.CreatedBy, req.CreatedBy)
 	e.Amount = req.Amount.Value(e.Amount)
+	return e.Validate()
 }
 
 func listExpenses(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "expense_type", "created_at", "updated_at")
 	f := store.ExpenseFilter{ExpenseType: q.text("expense_type", 100), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
-	if err := q.err(); err != nil {
-		return err
-	}
-	page, err := s.store.ListExpenses(r.Context(), acct.ID, f, q.limit, q.cursor)
-	if err != nil {
-		return err
-	}
-	return writePage(w, "Expenses", "expenses", page, toExpenseJSON)
+	return listRecords(w, r, acct, expenseKind, q, f, s.store.ListExpenses)
 }
 
 func getExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathID(r, "Expense not found")
-	if err != nil {
-		return err
-	}
-	e, err := s.store.FindExpenseByID(r.Context(), acct.ID, id)
-	if err != nil {
-		return err
-	}
-	setETag(w, e.Version)
-	return writeOK(w, "Expense found", map[string]any{"expense": toExpenseJSON(e)})
+	return getRecord(w, r, acct, expenseKind, s.store.FindExpenseByID)
 }
 
 func addExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	e, err := toExpense(body)
-	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
-	}
-	resp, err := s.store.CreateExpense(r.Context(), acct.ID, e, idem, func(e business.Expense) ([]byte, error) {
-		j := toExpenseJSON(e)
-		return successBody(http.StatusOK, "Expense added successfully", map[string]any{"expense": j, "expenses": j})
-	})
-	return writeCreated(w, resp, err)
+	return addRecord(s, w, r, acct, expenseKind, toExpense, s.store.CreateExpense)
 }
 
 // toExpense reads and validates an add-expense body.
@@ -107,34 +89,9 @@ func toExpense(body []byte) (business.Expense, error) {
 	if err != nil {
 		return e, err
 	}
-	req.apply(&e)
-	return e, e.Validate()
+	return e, req.apply(&e)
 }
 
 func editExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathID(r, "Expense not found")
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := decodeExpense(body)
-	if err != nil {
-		return err
-	}
-	ifMatch := ifMatchHeader(r)
-	e, err := s.store.UpdateExpense(r.Context(), acct.ID, id, func(e *business.Expense) error {
-		if err := checkIfMatch(ifMatch, e.Version); err != nil {
-			return err
-		}
-		req.apply(e)
-		return e.Validate()
-	})
-	if err != nil {
-		return err
-	}
-	setETag(w, e.Version)
-	return writeOK(w, "Expense updated successfully", map[string]any{"expenses": toExpenseJSON(e)})
+	return editRecord(w, r, acct, expenseKind, decodeExpense, s.store.UpdateExpense)
 }

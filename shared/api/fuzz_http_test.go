@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"bizdata/shared/api"
+	"bizdata/shared/testdb"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -33,7 +33,7 @@ var fuzzMethods = []string{"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPT
 //	go test ./shared/api -run '^$' -fuzz FuzzHTTP -fuzztime 10m -parallel 1
 func FuzzHTTP(f *testing.F) {
 	e := newEnvTTL(f, 0)
-	h := api.NewServer(e.store, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0).Handler(api.Routes)
+	h := api.NewServer(e.store, testdb.Quiet(), 0).Handler(api.Routes)
 	seed := func(method, path string, body any) {
 		f.Helper()
 		raw, _ := json.Marshal(body)

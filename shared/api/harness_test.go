@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -40,7 +39,7 @@ func newEnvTTL(t testing.TB, keyTTL time.Duration) *env {
 	e := &env{t: t}
 	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls), e.spans.Option())
 	e.store = st
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	log := testdb.Quiet()
 	e.srv = httptest.NewServer(api.NewServer(st, log, keyTTL).Handler(api.Routes))
 	t.Cleanup(e.srv.Close)
 	e.acct, e.key = e.newAccount("Kofi Stores", "KOFI01")

@@ -29,76 +29,42 @@ type categoryRequest struct {
 	Description Opt[string] `json:"description"`
 }
 
-func (req categoryRequest) apply(c *business.Category) {
+// categoryKind is how the API addresses and shows inventory categories.
+var categoryKind = kind[int64, business.Category]{
+	noun: "Category", nouns: "Categories", plural: "categories", one: "categories",
+	key:     byID("Category not found"),
+	version: func(c business.Category) int64 { return c.Version },
+	json:    func(c business.Category) any { return toCategoryJSON(c) },
+}
+
+func (req categoryRequest) apply(c *business.Category) error {
 	setText(&c.Name, req.Name)
 	setText(&c.Description, req.Description)
+	return c.Validate()
 }
 
 func listCategories(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "category_name", "created_at", "updated_at")
 	f := store.CategoryFilter{Name: q.text("category_name", 100), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
-	if err := q.err(); err != nil {
-		return err
-	}
-	page, err := s.store.ListCategories(r.Context(), acct.ID, f, q.limit, q.cursor)
-	if err != nil {
-		return err
-	}
-	return writePage(w, "Categories", "categories", page, toCategoryJSON)
+	return listRecords(w, r, acct, categoryKind, q, f, s.store.ListCategories)
 }
 
 func addCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	c, err := toCategory(body)
-	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
-	}
-	resp, err := s.store.CreateCategory(r.Context(), acct.ID, c, idem, func(c business.Category) ([]byte, error) {
-		return successBody(http.StatusOK, "Category added successfully", map[string]any{"categories": toCategoryJSON(c)})
-	})
-	return writeCreated(w, resp, err)
+	return addRecord(s, w, r, acct, categoryKind, toCategory, s.store.CreateCategory)
 }
 
 // toCategory reads and validates an add-category body.
 func toCategory(body []byte) (business.Category, error) {
-	var req categoryRequest
 	var c business.Category
-	if err := decodeObject(body, &req, ""); err != nil {
+	req, err := decodeJSON[categoryRequest](body)
+	if err != nil {
 		return c, err
 	}
-	req.apply(&c)
-	return c, c.Validate()
+	return c, req.apply(&c)
 }
 
 func editCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathID(r, "Category not found")
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	var req categoryRequest
-	if err := decodeObject(body, &req, ""); err != nil {
-		return err
-	}
-	ifMatch := ifMatchHeader(r)
-	c, err := s.store.UpdateCategory(r.Context(), acct.ID, id, func(c *business.Category) error {
-		if err := checkIfMatch(ifMatch, c.Version); err != nil {
-			return err
-		}
-		req.apply(c)
-		return c.Validate()
-	})
-	if err != nil {
-		return err
-	}
-	setETag(w, c.Version)
-	return writeOK(w, "Category updated successfully", map[string]any{"categories": toCategoryJSON(c)})
+	return editRecord(w, r, acct, categoryKind, decodeJSON[categoryRequest], s.store.UpdateCategory)
 }
 
 // itemJSON is an item on the wire: prices are JSON numbers and quantities
@@ -206,7 +172,12 @@ type itemRequest struct {
 	Location        Opt[string]         `json:"item_location"`
 }
 
-func (req itemRequest) apply(x *business.Item) {
+// apply copies the fields the request lists onto x, then validates it. An
+// item_code, if sent, must be x's own: it cannot be changed.
+func (req itemRequest) apply(x *business.Item) error {
+	if req.ItemCode.Set && string(req.ItemCode.V) != x.ItemCode {
+		return business.FieldErrors{"item_code": fmt.Sprintf("must equal the item code in the path (%s); an item code cannot be changed", x.ItemCode)}.Err()
+	}
 	setText(&x.ItemName, req.ItemName)
 	setText(&x.Unit, req.Unit)
 	setText(&x.Description, req.Description)
@@ -228,60 +199,39 @@ func (req itemRequest) apply(x *business.Item) {
 	if req.WarehouseID.Set {
 		x.WarehouseID = int64(req.WarehouseID.V)
 	}
+	return x.Validate()
+}
+
+// itemKind is how the API addresses and shows inventory items.
+var itemKind = kind[string, business.Item]{
+	noun: "Item", nouns: "Items", plural: "items", one: "items",
+	key: func(r *http.Request) (string, error) {
+		return pathCode(r, "item_code", business.ValidItemCode, "Item not found")
+	},
+	version: func(x business.Item) int64 { return x.Version },
+	json:    func(x business.Item) any { return toItemJSON(x) },
 }
 
 func listItems(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "category_id", "created_at", "updated_at")
 	f := store.ItemFilter{CategoryID: q.id("category_id"), CreatedFrom: q.lowerBound("created_at"), UpdatedTo: q.upperBound("updated_at")}
-	if err := q.err(); err != nil {
-		return err
-	}
-	page, err := s.store.ListItems(r.Context(), acct.ID, f, q.limit, q.cursor)
-	if err != nil {
-		return err
-	}
-	return writePage(w, "Items", "items", page, toItemJSON)
+	return listRecords(w, r, acct, itemKind, q, f, s.store.ListItems)
 }
 
 func getItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	code, err := pathCode(r, "item_code", business.ValidItemCode, "Item not found")
-	if err != nil {
-		return err
-	}
-	x, err := s.store.FindItemByCode(r.Context(), acct.ID, code)
-	if err != nil {
-		return err
-	}
-	setETag(w, x.Version)
-	return writeOK(w, "Item found", map[string]any{"items": toItemJSON(x)})
-}
-
-// newItem is a validated item to add, and whether its code is to be drawn.
-type newItem struct {
-	item      business.Item
-	generated bool
+	return getRecord(w, r, acct, itemKind, s.store.FindItemByCode)
 }
 
 func addItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, idem, err := readCreate(r)
-	if err != nil {
-		return err
-	}
-	n, err := toNewItem(body)
-	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
-	}
-	resp, err := s.store.CreateItem(r.Context(), acct.ID, n.item, n.generated, idem, func(x business.Item) ([]byte, error) {
-		return successBody(http.StatusOK, "Item added successfully", map[string]any{"items": toItemJSON(x)})
-	})
-	return writeCreated(w, resp, err)
+	return addRecord(s, w, r, acct, itemKind, toNewItem, s.store.CreateItem)
 }
 
-// toNewItem reads and validates an add-item body.
-func toNewItem(body []byte) (newItem, error) {
-	var req itemRequest
-	var n newItem
-	if err := decodeObject(body, &req, ""); err != nil {
+// toNewItem reads and validates an add-item body; without an item_code, one
+// is generated (and drawn again by the store on a collision).
+func toNewItem(body []byte) (store.NewItem, error) {
+	var n store.NewItem
+	req, err := decodeJSON[itemRequest](body)
+	if err != nil {
 		return n, err
 	}
 	fe := business.FieldErrors{}
@@ -289,42 +239,15 @@ func toNewItem(body []byte) (newItem, error) {
 	if err := fe.Err(); err != nil {
 		return n, err
 	}
-	req.apply(&n.item)
-	n.generated = !has(req.ItemCode)
-	n.item.ItemCode = business.NewItemCode() // the store draws it again on a collision
-	if !n.generated {
-		n.item.ItemCode = string(req.ItemCode.V)
+	n.CodeGenerated = !has(req.ItemCode)
+	n.Item.ItemCode = business.NewItemCode()
+	if !n.CodeGenerated {
+		n.Item.ItemCode = string(req.ItemCode.V)
 	}
-	return n, n.item.Validate()
+	req.ItemCode = Opt[Code]{} // set just above; apply's check is for edits
+	return n, req.apply(&n.Item)
 }
 
 func editItem(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	code, err := pathCode(r, "item_code", business.ValidItemCode, "Item not found")
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	var req itemRequest
-	if err := decodeObject(body, &req, ""); err != nil {
-		return err
-	}
-	if req.ItemCode.Set && string(req.ItemCode.V) != code {
-		return business.FieldErrors{"item_code": fmt.Sprintf("must equal the item code in the path (%s); an item code cannot be changed", code)}.Err()
-	}
-	ifMatch := ifMatchHeader(r)
-	x, err := s.store.UpdateItem(r.Context(), acct.ID, code, func(x *business.Item) error {
-		if err := checkIfMatch(ifMatch, x.Version); err != nil {
-			return err
-		}
-		req.apply(x)
-		return x.Validate()
-	})
-	if err != nil {
-		return err
-	}
-	setETag(w, x.Version)
-	return writeOK(w, "Item updated successfully", map[string]any{"items": toItemJSON(x)})
+	return editRecord(w, r, acct, itemKind, decodeJSON[itemRequest], s.store.UpdateItem)
 }

@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/base64"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +11,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/testdb"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -28,7 +27,7 @@ type lambdaCaller struct {
 }
 
 func newLambdaCaller(t testing.TB, e *env) *lambdaCaller {
-	srv := api.NewServer(e.store, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	srv := api.NewServer(e.store, testdb.Quiet(), 0)
 	c := &lambdaCaller{t: t, routes: http.NewServeMux(), fns: map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){}}
 	for _, rt := range api.Routes {
 		name := rt.Function

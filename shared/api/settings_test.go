@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
+	"bizdata/shared/testdb"
 )
 
 var settingsRoutes = []struct{ method, path string }{
@@ -140,7 +140,7 @@ func TestTestNotification(t *testing.T) {
 		w.WriteHeader(204)
 	}))
 	defer rc.Close()
-	srv := httptest.NewServer(api.NewServer(e.store, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0).AllowPrivateWebhooks(true).Handler(api.Routes))
+	srv := httptest.NewServer(api.NewServer(e.store, testdb.Quiet(), 0).AllowPrivateWebhooks(true).Handler(api.Routes))
 	defer srv.Close()
 	p := &env{t: t, store: e.store, srv: srv, key: e.key, acct: e.acct}
 	want(t, p.put("/api/v1/user/webhook", map[string]any{"callback_url": rc.URL, "callback_secret": "test-secret-0123456789"}), 200, "")

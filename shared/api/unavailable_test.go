@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http/httptest"
 	"strings"
@@ -64,7 +63,7 @@ func TestDynamoDBFaultsAre503(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0).Handler(api.Routes))
+			srv := httptest.NewServer(api.NewServer(st, testdb.Quiet(), 0).Handler(api.Routes))
 			defer srv.Close()
 			e := &env{t: t, srv: srv, key: key}
 			var body any
@@ -103,7 +102,7 @@ func TestDynamoDBStoppedMidTest(t *testing.T) {
 		_, _ = direct.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(cfg.TableName)})
 	})
 	_, key := testdb.NewAccount(t, st, "Outage", "OUT1")
-	srv := httptest.NewServer(api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0).Handler(api.Routes))
+	srv := httptest.NewServer(api.NewServer(st, testdb.Quiet(), 0).Handler(api.Routes))
 	defer srv.Close()
 	e := &env{t: t, srv: srv, key: key}
 	want(t, e.post("/api/v1/customers/add", map[string]any{"name": "Ama"}), 200, "")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -87,7 +86,7 @@ func TestIAMMatchesCode(t *testing.T) {
 	st, _ := testdb.NewStore(t, rec.option)
 	ctx := context.Background()
 	a, key := testdb.NewAccount(t, st, "IAM Shop", "IAM1")
-	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	srv := api.NewServer(st, testdb.Quiet(), 0)
 	call := func(function, method, path, body string, headers ...string) (int, string) {
 		t.Helper()
 		h, err := app.FunctionHandler(srv, function)
@@ -177,7 +176,7 @@ func TestIAMMatchesCode(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{{ACCOUNT}}", a.ID)), &ev); err != nil {
 		t.Fatal(err)
 	}
-	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond}, testdb.Quiet())
 	rec.as("deliver-webhooks")
 	if _, err := svc.HandleStream(ctx, ev); err != nil {
 		t.Fatal(err)

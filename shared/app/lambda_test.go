@@ -3,8 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -53,7 +51,7 @@ func invoke(t *testing.T, srv *api.Server, name, fixture, key string) (events.AP
 
 func TestLambdaPath(t *testing.T) {
 	st, _ := testdb.NewStore(t)
-	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	srv := api.NewServer(st, testdb.Quiet(), 0)
 	a, key := testdb.NewAccount(t, st, "Lambda Shop", "LAMBDA")
 	_ = a
 
@@ -112,7 +110,7 @@ func event(method, target, body string, headers map[string]string) events.APIGat
 
 func TestLambdaDefaultRoute(t *testing.T) {
 	st, _ := testdb.NewStore(t)
-	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	srv := api.NewServer(st, testdb.Quiet(), 0)
 	h, err := app.FunctionHandler(srv, api.DefaultFunction)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +142,7 @@ func TestLambdaDefaultRoute(t *testing.T) {
 // Lambda path: httpadapter alone would split them into several values.
 func TestLambdaHeadersArriveWhole(t *testing.T) {
 	st, _ := testdb.NewStore(t)
-	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	srv := api.NewServer(st, testdb.Quiet(), 0)
 	_, key := testdb.NewAccount(t, st, "Lambda Shop", "LAMBDA")
 	call := func(name, method, target, body string, headers map[string]string) (int, string) {
 		t.Helper()
@@ -181,7 +179,7 @@ func TestLambdaHeadersArriveWhole(t *testing.T) {
 // functions as API Gateway invokes them.
 func TestLambdaSettingsRoutes(t *testing.T) {
 	st, _ := testdb.NewStore(t)
-	srv := api.NewServer(st, slog.New(slog.NewJSONHandler(io.Discard, nil)), 0)
+	srv := api.NewServer(st, testdb.Quiet(), 0)
 	a, key := testdb.NewAccount(t, st, "Lambda Shop", "LAMBDA")
 	now := time.Now().UTC()
 	if _, err := st.CreateDelivery(context.Background(), business.Delivery{AccountID: a.ID, TransactionID: "txn_l1", WebhookID: "msg_txn_l1",

@@ -117,7 +117,7 @@ func TestItemContracts(t *testing.T) {
 	wantCode(t, err, "")
 	item := business.Item{ItemCode: "RICE-1", ItemName: "Rice", CategoryID: cat.ID, ItemPrice: money.MustAmount("5"), Quantity: money.MustQuantity("3")}
 	t.Run("OK", func(t *testing.T) {
-		_, err := f.st.CreateItem(f.ctx, f.acct, item, false, nil, render[business.Item])
+		_, err := f.st.CreateItem(f.ctx, f.acct, store.NewItem{Item: item}, nil, render[business.Item])
 		wantCode(t, err, "")
 		x, err := f.st.FindItemByCode(f.ctx, f.acct, "RICE-1")
 		wantCode(t, err, "")
@@ -126,13 +126,13 @@ func TestItemContracts(t *testing.T) {
 		}
 	})
 	t.Run("ECONFLICTCodeTaken", func(t *testing.T) {
-		_, err := f.st.CreateItem(f.ctx, f.acct, item, false, nil, render[business.Item])
+		_, err := f.st.CreateItem(f.ctx, f.acct, store.NewItem{Item: item}, nil, render[business.Item])
 		wantCode(t, err, business.ECONFLICT)
 	})
 	t.Run("EINVALIDMissingCategory", func(t *testing.T) {
 		x := item
 		x.ItemCode, x.CategoryID = "RICE-2", 999
-		_, err := f.st.CreateItem(f.ctx, f.acct, x, false, nil, render[business.Item])
+		_, err := f.st.CreateItem(f.ctx, f.acct, store.NewItem{Item: x}, nil, render[business.Item])
 		wantCode(t, err, business.EINVALID)
 	})
 	t.Run("FindENOTFOUND", func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestItemContracts(t *testing.T) {
 func TestSaleContracts(t *testing.T) {
 	f := newFixture(t)
 	cat, _ := f.category("Grains")
-	_, err := f.st.CreateItem(f.ctx, f.acct, business.Item{ItemCode: "RICE-1", ItemName: "Rice", CategoryID: cat.ID, ItemPrice: money.MustAmount("5"), Quantity: money.MustQuantity("2")}, false, nil, render[business.Item])
+	_, err := f.st.CreateItem(f.ctx, f.acct, store.NewItem{Item: business.Item{ItemCode: "RICE-1", ItemName: "Rice", CategoryID: cat.ID, ItemPrice: money.MustAmount("5"), Quantity: money.MustQuantity("2")}}, nil, render[business.Item])
 	wantCode(t, err, "")
 	_, err = f.st.CreateCustomer(f.ctx, f.acct, business.Customer{Name: "Ama"}, nil, render[business.Customer])
 	wantCode(t, err, "")

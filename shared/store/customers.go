@@ -77,9 +77,13 @@ func (s *Store) UpdateCustomer(ctx context.Context, account string, id int64, ed
 		})
 }
 
-// ListCustomers returns a page of customers, newest first, created at or after
-// createdFrom when it is set.
-func (s *Store) ListCustomers(ctx context.Context, account string, createdFrom string, limit int, cursor string) (Page[business.Customer], error) {
-	q := query{index: IndexCreated, pk: acctPK(account) + "#CUSTOMER", rng: Range{From: createdFrom}, limit: limit, cursor: cursor}
+// CustomerFilter holds the list filters of GET /customers.
+type CustomerFilter struct {
+	CreatedFrom string
+}
+
+// ListCustomers returns a page of customers, newest first.
+func (s *Store) ListCustomers(ctx context.Context, account string, f CustomerFilter, limit int, cursor string) (Page[business.Customer], error) {
+	q := query{index: IndexCreated, pk: acctPK(account) + "#CUSTOMER", rng: Range{From: f.CreatedFrom}, limit: limit, cursor: cursor}
 	return page(ctx, s, q, customerFrom)
 }

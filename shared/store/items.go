@@ -93,11 +93,20 @@ func categoryMissing(id int64) error {
 	return business.FieldErrors{"category_id": fmt.Sprintf("no category with id %d in this account", id)}.Err()
 }
 
+// NewItem is an item to create, validated, and whether its code was
+// generated (a collision on a generated code draws another; on a client's
+// code it is ECONFLICT).
+type NewItem struct {
+	Item          business.Item
+	CodeGenerated bool
+}
+
 // CreateItem stores a valid item. Its category must exist (EINVALID); its
 // code is unique (ECONFLICT when a client's code is taken; a generated one is
 // drawn again); its slug is derived from the name, and suffixed with the
 // item code when another item has it (see pickSlug).
-func (s *Store) CreateItem(ctx context.Context, account string, x business.Item, codeGenerated bool, idem *Idempotency, render Render[business.Item]) ([]byte, error) {
+func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem *Idempotency, render Render[business.Item]) ([]byte, error) {
+	x, codeGenerated := n.Item, n.CodeGenerated
 	slug := business.Slugify(x.ItemName)
 	reads := []attrs{categoryKey(account, x.CategoryID), uniqueKey(account, "item_slug", slug)}
 	if !codeGenerated {

@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -156,3 +158,6 @@ func NewAccount(tb testing.TB, st *store.Store, name, businessCode string) (busi
 	}
 	return a, key
 }
+
+// Quiet returns a logger that discards everything, for servers under test.
+func Quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }

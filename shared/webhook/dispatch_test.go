@@ -3,8 +3,6 @@ package webhook_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -63,7 +61,7 @@ func TestSlowMerchantDelaysNoOther(t *testing.T) {
 	defer fast.Close()
 	shop(t, st, "SLOW", slow.URL, 3*webhook.MaxInFlightAccount)
 	shop(t, st, "FAST", fast.URL, 10)
-	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { svc.Dispatch(ctx, time.Now().Add(time.Minute), 50*time.Millisecond); close(done) }()
@@ -104,7 +102,7 @@ func TestCircuitBreaker(t *testing.T) {
 	defer rc.Close()
 	const n = 3 * webhook.BreakerThreshold
 	a := shop(t, st, "DOWN", rc.URL, n)
-	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}, testdb.Quiet())
 	svc.Probe = 8 * time.Second // longer than the passes below take, even on a loaded machine
 	// Failures open the circuit; the next passes hold the rest.
 	for i := 0; i < 4; i++ {

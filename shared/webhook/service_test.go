@@ -43,7 +43,7 @@ func TestHandleStreamFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := fixtureBatch(t, a.ID)
-	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Second}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Second}, testdb.Quiet())
 	resp, err := svc.HandleStream(ctx, ev)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestConcurrentRetryRunsDeliverOnce(t *testing.T) {
 	}
 	done := make(chan error, 6)
 	for i := 0; i < 6; i++ { // six runners, as six processes
-		svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
 		go func() { done <- svc.DispatchOnce(ctx) }()
 	}
 	for i := 0; i < 6; i++ {
