@@ -10,6 +10,7 @@ import (
 )
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cases := []struct {
 		name, path, header, want string
@@ -39,6 +40,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestKeyRotation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	newKey, err := e.store.RotateKey(context.Background(), e.acct.ID)
 	if err != nil {
@@ -52,6 +54,7 @@ func TestKeyRotation(t *testing.T) {
 }
 
 func TestRoutingErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want(t, e.get("/api/v1/nope"), 404, "Route not found")
 	want(t, e.get("/"), 404, "Route not found")
@@ -67,64 +70,80 @@ func TestRoutingErrors(t *testing.T) {
 	}
 }
 
+// TestCustomers covers the customer routes, outcome by outcome.
 func TestCustomers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.post("/api/v1/customers/add", map[string]any{"name": "  Ama Mensah ", "email": "ama@example.com", "phone": "+233201234567"})
-	want(t, r, 200, "Customer added successfully")
-	c := r.data()["customers"].(map[string]any)
-	if c["id"] != float64(1) || c["name"] != "Ama Mensah" || c["email"] != "ama@example.com" || c["created_at"] == "" {
-		t.Fatalf("customer %v", c)
-	}
-	r = e.post("/api/v1/customers/add", map[string]any{"name": "Yaw"})
-	want(t, r, 200, "")
-	if id := r.data()["customers"].(map[string]any)["id"]; id != float64(2) {
-		t.Fatalf("second id %v, want 2", id)
-	}
+	ama := customerWire{ID: 1, Name: "Ama Mensah", Email: "ama@example.com", Phone: "+233201234567"}
+	same(t, r, ama, dataAs[customerWire](t, r, "Customer added successfully", "customers"), noStamps)
 
-	t.Run("Get", func(t *testing.T) {
-		r := e.get("/api/v1/customers/1")
-		want(t, r, 200, "Customer found")
-		if r.data()["customers"].(map[string]any)["name"] != "Ama Mensah" || r.header.Get("ETag") != `"v1"` {
-			t.Fatalf("got %s etag %s", r.raw, r.header.Get("ETag"))
+	t.Run("Add/200", func(t *testing.T) {
+		r := e.post("/api/v1/customers/add", map[string]any{"name": "Yaw"})
+		got := dataAs[customerWire](t, r, "Customer added successfully", "customers")
+		same(t, r, customerWire{ID: 2, Name: "Yaw"}, got, noStamps)
+		if got.CreatedAt == "" || got.CreatedAt != got.UpdatedAt {
+			t.Errorf("%s %s: created_at %q, updated_at %q: want both set, equal", r.method, r.path, got.CreatedAt, got.UpdatedAt)
 		}
 	})
-	t.Run("NotFound", func(t *testing.T) {
+	t.Run("Add/400", func(t *testing.T) {
+		before := tableCount(t, e)
+		wantRefused(t, e.post("/api/v1/customers/add", map[string]any{"name": " ", "email": "not-an-email"}), "name", "email")
+		wantRefused(t, e.post("/api/v1/customers/add", map[string]any{"name": "x", "nmae": "y"}), "nmae")
+		if after := tableCount(t, e); after != before {
+			t.Fatalf("refused adds wrote %d items", after-before)
+		}
+	})
+	t.Run("Get/200", func(t *testing.T) {
+		r := e.get("/api/v1/customers/1")
+		same(t, r, ama, dataAs[customerWire](t, r, "Customer found", "customers"), noStamps)
+		if r.header.Get("ETag") != `"v1"` {
+			t.Errorf("%s %s: ETag %q, want \"v1\"", r.method, r.path, r.header.Get("ETag"))
+		}
+	})
+	t.Run("Get/404", func(t *testing.T) {
 		want(t, e.get("/api/v1/customers/99"), 404, "Customer not found")
 		want(t, e.get("/api/v1/customers/abc"), 404, "Customer not found")
+	})
+	t.Run("Edit/200", func(t *testing.T) {
+		r := e.put("/api/v1/customers/1", map[string]any{"phone": "0201111111", "email": nil})
+		edited := ama
+		edited.Phone, edited.Email = "0201111111", ""
+		same(t, r, edited, dataAs[customerWire](t, r, "Customer updated successfully", "customers"), noStamps)
+		if r.header.Get("ETag") != `"v2"` {
+			t.Errorf("%s %s: ETag %q, want \"v2\"", r.method, r.path, r.header.Get("ETag"))
+		}
+		r = e.put("/api/v1/customers/1", map[string]any{"name": "Ama M."}, "If-Match", `"v2"`)
+		edited.Name = "Ama M."
+		same(t, r, edited, dataAs[customerWire](t, r, "Customer updated successfully", "customers"), noStamps)
+	})
+	t.Run("Edit/400", func(t *testing.T) {
+		before := e.get("/api/v1/customers/1").raw
+		wantRefused(t, e.put("/api/v1/customers/1", map[string]any{"name": "  ", "email": "not-an-email"}), "name", "email")
+		if after := e.get("/api/v1/customers/1").raw; string(after) != string(before) {
+			t.Fatalf("refused edit changed the record:\n%s\n%s", before, after)
+		}
+	})
+	t.Run("Edit/404", func(t *testing.T) {
 		want(t, e.put("/api/v1/customers/99", map[string]any{"name": "x"}), 404, "Customer not found")
 	})
-	t.Run("Edit", func(t *testing.T) {
-		r := e.put("/api/v1/customers/1", map[string]any{"phone": "0201111111", "email": nil})
-		want(t, r, 200, "Customer updated successfully")
-		c := r.data()["customers"].(map[string]any)
-		if c["phone"] != "0201111111" || c["email"] != "" || c["name"] != "Ama Mensah" {
-			t.Fatalf("edited %v", c)
-		}
-		if r.header.Get("ETag") != `"v2"` {
-			t.Fatalf("etag %q", r.header.Get("ETag"))
-		}
-	})
-	t.Run("IfMatch", func(t *testing.T) {
+	t.Run("Edit/412", func(t *testing.T) {
 		want(t, e.put("/api/v1/customers/1", map[string]any{"name": "A"}, "If-Match", `"v1"`), 412, "")
-		want(t, e.put("/api/v1/customers/1", map[string]any{"name": "Ama M."}, "If-Match", `"v2"`), 200, "")
-		if e.get("/api/v1/customers/1").data()["customers"].(map[string]any)["name"] != "Ama M." {
-			t.Fatal("edit with matching If-Match not applied")
+	})
+	t.Run("List/200", func(t *testing.T) {
+		r := e.get("/api/v1/customers")
+		got := dataAs[[]customerWire](t, r, "Customers found: 2", "customers")
+		if len(got) != 2 || got[0].Name != "Yaw" || got[1].Name != "Ama M." {
+			t.Errorf("%s %s: want Yaw then Ama M. (newest first): %s", r.method, r.path, r.raw)
 		}
 	})
-	t.Run("EditInvalidChangesNothing", func(t *testing.T) {
-		before := e.get("/api/v1/customers/1").raw
-		r := e.put("/api/v1/customers/1", map[string]any{"name": "  ", "email": "not-an-email"})
-		want(t, r, 400, "")
-		if field(r, "name") == "" || field(r, "email") == "" {
-			t.Fatalf("fields not named: %s", r.raw)
-		}
-		if after := e.get("/api/v1/customers/1").raw; string(after) != string(before) {
-			t.Fatalf("rejected edit changed the record:\n%s\n%s", before, after)
-		}
+	t.Run("List/400", func(t *testing.T) {
+		wantRefused(t, e.get("/api/v1/customers?created_at=yesterday"), "created_at")
 	})
 }
 
 func TestConcurrentCustomerEditsAllApply(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want(t, e.post("/api/v1/customers/add", map[string]any{"name": "Base"}), 200, "")
 	var wg sync.WaitGroup
@@ -146,6 +165,7 @@ func TestConcurrentCustomerEditsAllApply(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cases := []struct {
 		name   string
@@ -202,6 +222,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want(t, e.post("/api/v1/customers/add", map[string]any{"name": "Only A's"}), 200, "")
 	_, keyB := e.newAccount("Other Shop", "OTHER1")
@@ -226,6 +247,7 @@ func TestTenantIsolation(t *testing.T) {
 }
 
 func TestPagination(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const n = 23
 	for i := 0; i < n; i++ {
@@ -275,6 +297,7 @@ func TestPagination(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	body := map[string]any{"name": "Once"}
 	first := e.post("/api/v1/customers/add", body, "Idempotency-Key", "k-1")
@@ -296,6 +319,7 @@ func TestIdempotency(t *testing.T) {
 }
 
 func TestCreatedAtFilter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want(t, e.post("/api/v1/customers/add", map[string]any{"name": "a"}), 200, "")
 	want(t, e.get("/api/v1/customers?created_at=2000-01-01+00:00:00"), 200, "Customers found: 1")

@@ -15,6 +15,8 @@ import (
 	"bizdata/shared/business"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -59,8 +61,10 @@ func (e *env) newAccount(name, code string) (business.Account, string) {
 	return a, key
 }
 
-// resp is a decoded response.
+// resp is a decoded response, and the request it answers.
 type resp struct {
+	method string
+	path   string
 	code   int
 	header http.Header
 	raw    []byte
@@ -114,7 +118,7 @@ func (e *env) req(method, path, key string, body any, headers ...string) resp {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := resp{code: res.StatusCode, header: res.Header, raw: raw}
+	out := resp{method: method, path: path, code: res.StatusCode, header: res.Header, raw: raw}
 	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
 		e.t.Fatalf("%s %s: Content-Type %q, body %s", method, path, ct, raw)
 	}
@@ -143,11 +147,12 @@ func (e *env) put(path string, body any, headers ...string) resp {
 }
 
 // want fails the test unless r has the status code and, when msg is not
-// empty, the message (success) or error (failure) text.
+// empty, the message (success) or error (failure) text. Failures name the
+// request.
 func want(t *testing.T, r resp, code int, msg string) {
 	t.Helper()
 	if r.code != code {
-		t.Fatalf("status %d, want %d: %s", r.code, code, r.raw)
+		t.Fatalf("%s %s: status %d, want %d: %s", r.method, r.path, r.code, code, r.raw)
 	}
 	if msg == "" {
 		return
@@ -157,7 +162,51 @@ func want(t *testing.T, r resp, code int, msg string) {
 		got, _ = r.body["error"].(string)
 	}
 	if got != msg {
-		t.Fatalf("message %q, want %q: %s", got, msg, r.raw)
+		t.Fatalf("%s %s: message %q, want %q: %s", r.method, r.path, got, msg, r.raw)
+	}
+}
+
+// dataAs decodes data.<key> of a 200 answer with message msg into a T,
+// refusing fields T does not declare, so a typed comparison covers the whole
+// record on the wire.
+func dataAs[T any](t *testing.T, r resp, msg, key string) T {
+	t.Helper()
+	want(t, r, 200, msg)
+	var env struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	var v T
+	if err := json.Unmarshal(r.raw, &env); err != nil {
+		t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	raw, ok := env.Data[key]
+	if !ok {
+		t.Fatalf("%s %s: no data.%s: %s", r.method, r.path, key, r.raw)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s %s: data.%s: %v: %s", r.method, r.path, key, err, raw)
+	}
+	return v
+}
+
+// same fails the test unless got equals want, naming the request.
+func same[T any](t *testing.T, r resp, want, got T, opts ...cmp.Option) {
+	t.Helper()
+	if d := cmp.Diff(want, got, opts...); d != "" {
+		t.Errorf("%s %s (-want +got):\n%s", r.method, r.path, d)
+	}
+}
+
+// wantRefused fails the test unless r is 400 naming each of fields.
+func wantRefused(t *testing.T, r resp, fields ...string) {
+	t.Helper()
+	want(t, r, 400, "")
+	for _, f := range fields {
+		if field(r, f) == "" {
+			t.Errorf("%s %s: field %s not named: %s", r.method, r.path, f, r.raw)
+		}
 	}
 }
 

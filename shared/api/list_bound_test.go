@@ -12,6 +12,7 @@ import (
 // no request reads a whole partition; following the cursors finds every
 // match exactly once.
 func TestListWorkIsBounded(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	const bound = 10
 	e.store.SetMaxEvaluated(bound)
@@ -54,6 +55,7 @@ func TestListWorkIsBounded(t *testing.T) {
 // TestCombinedFiltersReadWhatTheyReturn: what a customer owes and overdue
 // invoices have keys of their own, so they read only what they return.
 func TestCombinedFiltersReadWhatTheyReturn(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	want(t, e.post("/api/v1/customers/add", map[string]any{"name": "Other"}), 200, "")
 	want(t, e.post("/api/v1/sales/add", saleBody(map[string]any{"amount_paid": "27.50", "due_date": "2020-01-01"})), 200, "")

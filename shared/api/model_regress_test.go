@@ -14,6 +14,7 @@ import (
 // A retried create answers its first response, whatever has happened since:
 // the unique value it claimed, the stock it took, an edit of the record.
 func TestReplayGetsTheFirstAnswer(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	key := func(k string) []string { return []string{"Idempotency-Key", k} }
 	same := func(t *testing.T, path string, body any, k string) resp {
@@ -75,6 +76,7 @@ func TestReplayGetsTheFirstAnswer(t *testing.T) {
 
 // A cursor continues only the list and filters that made it.
 func TestCursorBoundToItsQuery(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	for i := 0; i < 3; i++ {
 		want(t, e.post("/api/v1/sales/add", saleBody(nil)), 200, "")
@@ -94,6 +96,7 @@ func TestCursorBoundToItsQuery(t *testing.T) {
 // Query strings that do not parse are refused naming the parameter; a filter
 // is never dropped.
 func TestQueryThatDoesNotParse(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	for q, param := range map[string]string{
 		"customer_id=1;payment_status=paid":        "customer_id",
@@ -115,6 +118,7 @@ func TestQueryThatDoesNotParse(t *testing.T) {
 
 // Values beyond DynamoDB's own limits are refused before they reach it.
 func TestBeyondDynamoDBLimits(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	long := strings.Repeat("x", 3000)
 	want(t, e.get("/api/v1/inventory/items/"+long), 404, "Item not found")
@@ -152,6 +156,7 @@ func TestBeyondDynamoDBLimits(t *testing.T) {
 // Stock given back may not take an item past the largest quantity: it would
 // read back as malformed and vanish on the item's next write.
 func TestStockGivenBackPastTheLargestQuantity(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Grains"}), 200, "")
 	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "RICE-1", "item_name": "Rice", "category_id": 1, "item_price": 5, "quantity": 5}), 200, "")
@@ -176,6 +181,7 @@ func TestStockGivenBackPastTheLargestQuantity(t *testing.T) {
 // An item whose plain and suffixed slugs are both taken gets another slug at
 // once, instead of retrying the same collision until 503.
 func TestSlugCollisionDoesNotSpin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Grains"}), 200, "")
 	add := func(code, name string) resp {
@@ -201,6 +207,7 @@ func TestSlugCollisionDoesNotSpin(t *testing.T) {
 // Header values that API Gateway's Lambda adapter would split are refused
 // (Idempotency-Key) or read whole (If-Match).
 func TestHeadersWithCommas(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	r := e.post("/api/v1/customers/add", map[string]any{"name": "Yaw"}, "Idempotency-Key", "a,b")
 	want(t, r, 400, "")

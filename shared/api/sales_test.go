@@ -69,6 +69,7 @@ func tableCount(t *testing.T, e *env) int32 {
 }
 
 func TestAddSale(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	r := e.post("/api/v1/sales/add", saleBody(nil))
 	want(t, r, 200, "Sale added successfully")
@@ -139,6 +140,7 @@ func TestAddSale(t *testing.T) {
 }
 
 func TestAddSaleRejects(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	before := tableCount(t, e)
 	cases := []struct {
@@ -188,6 +190,7 @@ func TestAddSaleRejects(t *testing.T) {
 }
 
 func TestEditSale(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	r := e.post("/api/v1/sales/add", saleBody(map[string]any{"invoice_code": "111111", "invoice_number": "200001"}))
 	want(t, r, 200, "")
@@ -293,6 +296,7 @@ func TestEditSale(t *testing.T) {
 }
 
 func TestEditSaleLines(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	want(t, e.post("/api/v1/sales/add", saleBody(map[string]any{"invoice_code": "111111", "amount_paid": "0", "payment_type": "None"})), 200, "")
 	b := saleBody(map[string]any{"invoice_code": "111111", "invoice_number": sale(e.get("/api/v1/sales/111111"))["invoice_number"],
@@ -319,6 +323,7 @@ func TestEditSaleLines(t *testing.T) {
 // goroutines at once: whatever interleaving happens, the payment records add
 // up to the final amount_paid.
 func TestConcurrentPaymentsAddUp(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	want(t, e.post("/api/v1/sales/add", saleBody(map[string]any{"invoice_code": "555555", "invoice_number": "555555",
 		"items": nil, "discount": nil, "sub_total_amount": "1000", "total_amount": "1000", "amount_paid": "0", "payment_type": "None"})), 200, "")
@@ -357,6 +362,7 @@ func TestConcurrentPaymentsAddUp(t *testing.T) {
 }
 
 func TestConcurrentAddsOneWinner(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	run := func(bodies func(i int) map[string]any, headers ...string) map[int]int {
 		var wg sync.WaitGroup
@@ -409,6 +415,7 @@ func TestConcurrentAddsOneWinner(t *testing.T) {
 }
 
 func TestListSalesFilters(t *testing.T) {
+	t.Parallel()
 	e := newSaleEnv(t)
 	want(t, e.post("/api/v1/customers/add", map[string]any{"name": "Yaw"}), 200, "")
 	add := func(over map[string]any) {
@@ -473,6 +480,7 @@ func TestListSalesFilters(t *testing.T) {
 // cache, and how many of them are sequential: a create draws its id in
 // parallel with its reads, so it makes three calls in two round trips.
 func TestSaleRoundTrips(t *testing.T) {
+	t.Parallel()
 	e := newEnvTTL(t, time.Minute)
 	want(t, e.post("/api/v1/customers/add", map[string]any{"name": "Ama"}), 200, "")
 	type cost struct{ calls, depth int }

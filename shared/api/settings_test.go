@@ -24,6 +24,7 @@ var settingsRoutes = []struct{ method, path string }{
 }
 
 func TestSettingsAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, r := range settingsRoutes {
 		want(t, e.req(r.method, r.path, "", nil), 401, "Unauthorized: Missing Bearer Token")
@@ -32,6 +33,7 @@ func TestSettingsAuth(t *testing.T) {
 }
 
 func TestWebhookSettings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.get("/api/v1/user/webhook")
 	want(t, r, 200, "Webhook settings found")
@@ -87,6 +89,7 @@ func TestWebhookSettings(t *testing.T) {
 // TestDeliveriesIsolation: an account lists and redelivers only its own
 // deliveries; another account's is 404 exactly like a missing one.
 func TestDeliveriesIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other, otherKey := e.newAccount("Other", "OTHER1")
 	ctx := context.Background()
@@ -131,6 +134,7 @@ func TestDeliveriesIsolation(t *testing.T) {
 // TestTestNotification sends a signed test notification to a real receiver;
 // no payment record is written.
 func TestTestNotification(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var got http.Header
 	var body []byte
@@ -162,6 +166,7 @@ func TestTestNotification(t *testing.T) {
 // TestRotateKey: the new key works at once; the old one stops at once on
 // this process, even with a warm key cache.
 func TestRotateKey(t *testing.T) {
+	t.Parallel()
 	e := newEnvTTL(t, time.Minute)
 	want(t, e.get("/api/v1/user/authenticate"), 200, "") // the old key is cached now
 	want(t, e.post("/api/v1/user/api-key/rotate", map[string]any{"keep": true}), 400, "")
