@@ -72,33 +72,29 @@ func TestAddSale(t *testing.T) {
 	t.Parallel()
 	e := newSaleEnv(t)
 	r := e.post("/api/v1/sales/add", saleBody(nil))
-	want(t, r, 200, "Sale added successfully")
-	s := sale(r)
-	code := fmt.Sprint(s["invoice_code"])
-	if len(code) != 6 || !strings.HasPrefix(s["invoice_number"].(string), "INV-") || len(s["invoice_number"].(string)) != 10 {
-		t.Fatalf("codes: %v %v", s["invoice_code"], s["invoice_number"])
+	got := dataAs[saleWire](t, r, "Sale added successfully", "sales")
+	code, number := got.InvoiceCode.String(), got.InvoiceNumber
+	if len(code) != 6 || !strings.HasPrefix(number, "INV-") || len(number) != 10 {
+		t.Fatalf("%s %s: generated invoice_code %s, invoice_number %s", r.method, r.path, code, number)
 	}
-	if _, isNumber := s["invoice_code"].(float64); !isNumber {
-		t.Fatalf("invoice_code must be a number in responses: %T", s["invoice_code"])
+	today := time.Now().UTC().Format("2006-01-02")
+	if got.PaymentDate == nil || *got.PaymentDate != today {
+		t.Errorf("%s %s: payment_date %v, want today (%s)", r.method, r.path, got.PaymentDate, today)
 	}
-	for k, v := range map[string]any{
-		"id": float64(1), "customer_id": "1", "sub_total_amount": "25.00", "total_amount": "27.50",
-		"amount_paid": "10.00", "discount": "0.50", "payment_status": "partial", "invoice_type": "main",
-		"invoice_colour": nil, "reminder_date": nil, "due_date": "2026-12-31",
-	} {
-		if s[k] != v {
-			t.Errorf("%s = %#v, want %#v", k, s[k], v)
-		}
+	same(t, r, saleWire{ID: 1, InvoiceCode: got.InvoiceCode, InvoiceNumber: number, CustomerID: "1",
+		SubTotal: "25.00", Total: "27.50", AmountPaid: "10.00", Discount: ptr("0.50"), InvoiceType: "main",
+		PaymentDate: got.PaymentDate, PaymentType: "Cash", PaymentStatus: "partial", IssuedBy: "Kwame", DueDate: "2026-12-31",
+	}, got, noStamps)
+	same(t, r, []saleLineWire{
+		{ID: 1, InvoiceCode: code, InvoiceNumber: number, ItemName: "Rice 5kg", Description: "bag", UnitPrice: "10.00", Quantity: "2", Tax: "2.00"},
+		{ID: 2, InvoiceCode: code, InvoiceNumber: number, ItemName: "Salt", UnitPrice: "2.50", Quantity: "2", Tax: "1.00"},
+	}, dataAs[[]saleLineWire](t, r, "Sale added successfully", "sales-item"), noStamps)
+	pays := dataAs[[]salePaymentWire](t, r, "Sale added successfully", "sales-payment")
+	if len(pays) != 1 || !strings.HasPrefix(pays[0].TransactionID, "txn_") {
+		t.Fatalf("%s %s: one payment with a txn_ id expected: %+v", r.method, r.path, pays)
 	}
-	lines := r.data()["sales-item"].([]any)
-	if len(lines) != 2 || lines[1].(map[string]any)["unit_price"] != "2.50" || lines[1].(map[string]any)["quantity"] != "2" {
-		t.Fatalf("lines %v", lines)
-	}
-	pays := payments(r)
-	if len(pays) != 1 || pays[0].(map[string]any)["amount_paid"] != "10.00" || pays[0].(map[string]any)["customer_name"] != "Ama Mensah" ||
-		!strings.HasPrefix(pays[0].(map[string]any)["transaction_id"].(string), "txn_") {
-		t.Fatalf("payments %v", pays)
-	}
+	same(t, r, []salePaymentWire{{TransactionID: pays[0].TransactionID, InvoiceCode: code, CustomerName: "Ama Mensah",
+		AmountPaid: "10.00", PaymentMethod: "Cash", IssuedBy: "Kwame", PaymentAt: pays[0].PaymentAt}}, pays, noStamps)
 
 	t.Run("Get", func(t *testing.T) {
 		g := e.get("/api/v1/sales/" + code)

@@ -76,3 +76,55 @@ var noStamps = cmp.FilterPath(func(p cmp.Path) bool {
 }, cmp.Ignore())
 
 func ptr[T any](v T) *T { return &v }
+
+type saleWire struct {
+	ID                  int64       `json:"id"`
+	InvoiceCode         json.Number `json:"invoice_code"`
+	InvoiceNumber       string      `json:"invoice_number"`
+	CustomerID          string      `json:"customer_id"`
+	SubTotal            string      `json:"sub_total_amount"`
+	Total               string      `json:"total_amount"`
+	AmountPaid          string      `json:"amount_paid"`
+	Discount            *string     `json:"discount"`
+	InvoiceType         string      `json:"invoice_type"`
+	InvoiceColour       *string     `json:"invoice_colour"`
+	InvoiceNote         *string     `json:"invoice_note"`
+	InvoiceTerms        *string     `json:"invoice_terms"`
+	PaymentInternalNote *string     `json:"payment_internal_note"`
+	PaymentDate         *string     `json:"payment_date"`
+	PaymentType         string      `json:"payment_type"`
+	PaymentStatus       string      `json:"payment_status"`
+	IssuedBy            string      `json:"issued_by"`
+	DueDate             string      `json:"due_date"`
+	ReminderDate        *string     `json:"reminder_date"`
+	ReminderMessage     *string     `json:"reminder_message"`
+	CreatedAt           string      `json:"created_at"`
+	UpdatedAt           string      `json:"updated_at"`
+}
+
+type saleLineWire struct {
+	ID            int     `json:"id"`
+	InvoiceCode   string  `json:"invoice_code"`
+	InvoiceNumber string  `json:"invoice_number"`
+	ItemCode      *string `json:"item_code"`
+	ItemName      string  `json:"item_name"`
+	Description   string  `json:"description"`
+	UnitPrice     string  `json:"unit_price"`
+	Quantity      string  `json:"quantity"`
+	Tax           string  `json:"tax"`
+	CreatedAt     string  `json:"created_at"`
+	UpdatedAt     string  `json:"updated_at"`
+}
+
+type salePaymentWire struct {
+	TransactionID       string  `json:"transaction_id"`
+	InvoiceCode         string  `json:"invoice_code"`
+	CustomerName        string  `json:"customer_name"`
+	AmountPaid          string  `json:"amount_paid"`
+	PaymentMethod       string  `json:"payment_method"`
+	InternalPaymentNote *string `json:"internal_payment_note"`
+	IssuedBy            string  `json:"issued_by"`
+	PaymentAt           string  `json:"payment_at"`
+	CreatedAt           string  `json:"created_at"`
+	UpdatedAt           string  `json:"updated_at"`
+}
