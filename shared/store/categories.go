@@ -18,17 +18,10 @@ func categoryKey(account string, id int64) attrs {
 func categoryItem(account string, c business.Category) attrs {
 	it := categoryKey(account, c.ID)
 	it["type"] = str("category")
-	it["id"] = nInt(c.ID)
 	it["category_name"] = str(c.Name)
 	setS(it, "description", c.Description)
-	it["created_at"] = str(fmtTime(c.CreatedAt))
-	it["updated_at"] = str(fmtTime(c.UpdatedAt))
-	it["version"] = nInt(c.Version)
-	base := acctPK(account) + "#CATEGORY"
-	created := fmtTime(c.CreatedAt) + "#" + pad(c.ID)
-	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
-	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#NAME#"+business.NameKey(c.Name)), str(created)
-	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(c.UpdatedAt)+"#"+pad(c.ID))
+	setStamps(it, c.ID, c.CreatedAt, c.UpdatedAt, c.Version)
+	listKeys(it, acctPK(account)+"#CATEGORY", "#NAME#"+business.NameKey(c.Name), c.ID, c.CreatedAt, c.UpdatedAt)
 	return it
 }
 

@@ -14,14 +14,11 @@ func customerKey(account string, id int64) attrs {
 func customerItem(account string, c business.Customer) attrs {
 	it := customerKey(account, c.ID)
 	it["type"] = str("customer")
-	it["id"] = nInt(c.ID)
 	it["name"] = str(c.Name)
 	setS(it, "email", c.Email)
 	setS(it, "phone", c.Phone)
 	setS(it, "address", c.Address)
-	it["created_at"] = str(fmtTime(c.CreatedAt))
-	it["updated_at"] = str(fmtTime(c.UpdatedAt))
-	it["version"] = nInt(c.Version)
+	setStamps(it, c.ID, c.CreatedAt, c.UpdatedAt, c.Version)
 	it[IndexCreated+"PK"] = str(acctPK(account) + "#CUSTOMER")
 	it[IndexCreated+"SK"] = str(fmtTime(c.CreatedAt) + "#" + pad(c.ID))
 	return it

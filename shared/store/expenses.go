@@ -14,21 +14,14 @@ func expenseKey(account string, id int64) attrs {
 func expenseItem(account string, e business.Expense) attrs {
 	it := expenseKey(account, e.ID)
 	it["type"] = str("expense")
-	it["id"] = nInt(e.ID)
 	it["expense_type"] = str(e.ExpenseType)
 	setS(it, "expense_description", e.Description)
 	it["expense_amount"] = num(e.Amount.String())
 	it["payment_method"] = str(e.PaymentMethod)
 	setS(it, "expense_image", e.Image)
 	it["created_by"] = str(e.CreatedBy)
-	it["created_at"] = str(fmtTime(e.CreatedAt))
-	it["updated_at"] = str(fmtTime(e.UpdatedAt))
-	it["version"] = nInt(e.Version)
-	base := acctPK(account) + "#EXPENSE"
-	created := fmtTime(e.CreatedAt) + "#" + pad(e.ID)
-	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
-	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#TYPE#"+business.NameKey(e.ExpenseType)), str(created)
-	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(e.UpdatedAt)+"#"+pad(e.ID))
+	setStamps(it, e.ID, e.CreatedAt, e.UpdatedAt, e.Version)
+	listKeys(it, acctPK(account)+"#EXPENSE", "#TYPE#"+business.NameKey(e.ExpenseType), e.ID, e.CreatedAt, e.UpdatedAt)
 	return it
 }
 

@@ -20,7 +20,6 @@ func itemKey(account, code string) attrs { return key(acctPK(account)+"#ITEM#"+c
 func invItem(account string, x business.Item) attrs {
 	it := itemKey(account, x.ItemCode)
 	it["type"] = str("item")
-	it["id"] = nInt(x.ID)
 	it["item_code"] = str(x.ItemCode)
 	it["item_name"] = str(x.ItemName)
 	imgs := make([]types.AttributeValue, len(x.Images))
@@ -42,14 +41,8 @@ func invItem(account string, x business.Item) attrs {
 	it["warehouse_id"] = nInt(x.WarehouseID)
 	setS(it, "item_location", x.Location)
 	it["item_slug"] = str(x.Slug)
-	it["created_at"] = str(fmtTime(x.CreatedAt))
-	it["updated_at"] = str(fmtTime(x.UpdatedAt))
-	it["version"] = nInt(x.Version)
-	base := acctPK(account) + "#ITEM"
-	created := fmtTime(x.CreatedAt) + "#" + pad(x.ID)
-	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
-	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#CATEGORY#"+strconv.FormatInt(x.CategoryID, 10)), str(created)
-	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(x.UpdatedAt)+"#"+pad(x.ID))
+	setStamps(it, x.ID, x.CreatedAt, x.UpdatedAt, x.Version)
+	listKeys(it, acctPK(account)+"#ITEM", "#CATEGORY#"+strconv.FormatInt(x.CategoryID, 10), x.ID, x.CreatedAt, x.UpdatedAt)
 	return it
 }
 

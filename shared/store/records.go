@@ -52,3 +52,23 @@ func page[T any](ctx context.Context, s *Store, q query, from func(attrs) T) (Pa
 	}
 	return p, nil
 }
+
+// setStamps sets the attributes every editable record carries: its id, when it
+// was created and last updated, and its version.
+func setStamps(it attrs, id int64, created, updated time.Time, version int64) {
+	it["id"] = nInt(id)
+	it["created_at"] = str(fmtTime(created))
+	it["updated_at"] = str(fmtTime(updated))
+	it["version"] = nInt(version)
+}
+
+// listKeys sets the index keys of a record that lists of its kind (base, the
+// account's partition for that kind) read through boundedQuery: newest first
+// on IndexCreated, by last update on IndexUpperBound, and within one value
+// of its filter (the partition base+filter) on IndexPrimaryFilter.
+func listKeys(it attrs, base, filter string, id int64, created, updated time.Time) {
+	newest := fmtTime(created) + "#" + pad(id)
+	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(newest)
+	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+filter), str(newest)
+	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(updated)+"#"+pad(id))
+}

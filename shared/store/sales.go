@@ -51,7 +51,6 @@ func customerStatusPK(base string, customer int64, status string) string {
 func saleItem(account string, sale business.Sale) attrs {
 	it := key(salePK(account, sale.InvoiceCode), "SALE")
 	it["type"] = str("sale")
-	it["id"] = nInt(sale.ID)
 	it["invoice_code"] = str(sale.InvoiceCode)
 	it["invoice_number"] = str(sale.InvoiceNumber)
 	it["customer_id"] = nInt(sale.CustomerID)
@@ -74,9 +73,7 @@ func saleItem(account string, sale business.Sale) attrs {
 	it["due_date"] = str(sale.DueDate)
 	setS(it, "reminder_date", sale.ReminderDate)
 	setS(it, "reminder_message", sale.ReminderMessage)
-	it["created_at"] = str(fmtTime(sale.CreatedAt))
-	it["updated_at"] = str(fmtTime(sale.UpdatedAt))
-	it["version"] = nInt(sale.Version)
+	setStamps(it, sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version)
 	it["payments"] = nInt(int64(sale.Payments))
 	lines := make([]types.AttributeValue, len(sale.Lines))
 	for i, l := range sale.Lines {
