@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -196,6 +197,15 @@ func same[T any](t *testing.T, r resp, want, got T, opts ...cmp.Option) {
 	t.Helper()
 	if d := cmp.Diff(want, got, opts...); d != "" {
 		t.Errorf("%s %s (-want +got):\n%s", r.method, r.path, d)
+	}
+}
+
+// wantList fails the test unless r is a page of n records T under key,
+// announced by msg (a format with one %d for n).
+func wantList[T any](t *testing.T, r resp, msg, key string, n int) {
+	t.Helper()
+	if got := dataAs[[]T](t, r, fmt.Sprintf(msg, n), key); len(got) != n {
+		t.Errorf("%s %s: %d records, want %d", r.method, r.path, len(got), n)
 	}
 }
 

@@ -72,10 +72,7 @@ func TestExpenses(t *testing.T) {
 			"?updated_at=2999-12-31": 2, "?updated_at=2000-01-01": 0, "?expense_type=Rent&updated_at=2999-01-01": 1,
 			"?created_at=2000-01-01&updated_at=2000-01-02": 0,
 		} {
-			r := e.get("/api/v1/expenses" + q)
-			if got := dataAs[[]expenseWire](t, r, fmt.Sprintf("Expenses found: %d", n), "expenses"); len(got) != n {
-				t.Errorf("%s %s: %d expenses, want %d", r.method, r.path, len(got), n)
-			}
+			wantList[expenseWire](t, e.get("/api/v1/expenses"+q), "Expenses found: %d", "expenses", n)
 		}
 		_, keyC := e.newAccount("C", "CCC")
 		want(t, e.req("GET", "/api/v1/expenses", keyC, nil), 200, "Expenses found: 0")
@@ -130,10 +127,7 @@ func TestCategories(t *testing.T) {
 	t.Run("List/200", func(t *testing.T) {
 		for q, n := range map[string]int{"": 3, "?category_name=grains": 1, "?category_name=cooking%20oils": 1, "?category_name=Oil": 0,
 			"?updated_at=2999-01-01": 3, "?created_at=2999-01-01": 0} {
-			r := e.get("/api/v1/inventory/categories" + q)
-			if got := dataAs[[]categoryWire](t, r, fmt.Sprintf("Categories found: %d", n), "categories"); len(got) != n {
-				t.Errorf("%s %s: %d categories, want %d", r.method, r.path, len(got), n)
-			}
+			wantList[categoryWire](t, e.get("/api/v1/inventory/categories"+q), "Categories found: %d", "categories", n)
 		}
 		_, keyB := e.newAccount("B", "BBB")
 		want(t, e.req("GET", "/api/v1/inventory/categories", keyB, nil), 200, "Categories found: 0")
@@ -214,10 +208,7 @@ func TestItems(t *testing.T) {
 	t.Run("List/200", func(t *testing.T) {
 		for q, n := range map[string]int{"": 2, "?category_id=1": 1, "?category_id=2": 1, "?category_id=99": 0,
 			"?updated_at=2999-01-01": 2, "?created_at=2000-01-01%2000:00:00&category_id=2": 1} {
-			r := e.get("/api/v1/inventory/items" + q)
-			if got := dataAs[[]itemWire](t, r, fmt.Sprintf("Items found: %d", n), "items"); len(got) != n {
-				t.Errorf("%s %s: %d items, want %d", r.method, r.path, len(got), n)
-			}
+			wantList[itemWire](t, e.get("/api/v1/inventory/items"+q), "Items found: %d", "items", n)
 		}
 		_, keyC := e.newAccount("C", "CCC")
 		want(t, e.req("GET", "/api/v1/inventory/items", keyC, nil), 200, "Items found: 0")
