@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"time"
 
+	"bizdata/shared/business"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Attribute helpers: building and reading the values of an item (attrs), and
-// the key and time formats every record uses.
-
-// TimeFormat is the wire and storage format of datetimes (UTC).
-const TimeFormat = "2006-01-02 15:04:05"
+// the key and time formats every record uses (times as business.TimeFormat,
+// the API's own).
 
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
@@ -50,10 +50,10 @@ func getInt(it attrs, k string) int64 {
 
 func key(pk, sk string) attrs { return attrs{"PK": str(pk), "SK": str(sk)} }
 
-func fmtTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+func fmtTime(t time.Time) string { return t.UTC().Format(business.TimeFormat) }
 
 func getTime(it attrs, k string) time.Time {
-	t, _ := time.Parse(TimeFormat, getS(it, k))
+	t, _ := time.Parse(business.TimeFormat, getS(it, k))
 	return t
 }
 
