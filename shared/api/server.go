@@ -18,13 +18,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 )
 
-// DefaultKeyCacheTTL is how long a warm process trusts a key it has seen: a
-// rotated key stops working everywhere within it.
-const DefaultKeyCacheTTL = 5 * time.Second
-
 // MaxKeyCacheTTL is the longest key cache a process accepts, so that a
 // rotated key always stops working within 5 s.
 const MaxKeyCacheTTL = 5 * time.Second
+
+// DefaultKeyCacheTTL is how long a warm process trusts a key it has seen,
+// unless configured shorter: the longest allowed.
+const DefaultKeyCacheTTL = MaxKeyCacheTTL
 
 // Server holds what every handler needs. Build one per process.
 type Server struct {

@@ -43,7 +43,7 @@ func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business
 	a.ID = business.NewAccountID()
 	a.CreatedAt = s.now()
 	apiKey, hash := business.NewAPIKey()
-	acct := key(acctPK(a.ID), "ACCOUNT")
+	acct := accountKey(a.ID)
 	accountFields(acct, a)
 	acct["type"] = str("account")
 	acct["key_hash"] = str(hash)
@@ -66,17 +66,12 @@ func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business
 func (s *Store) RotateKey(ctx context.Context, accountID string) (string, error) {
 	var apiKey string
 	err := retrying(ctx, func() error {
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT"), ConsistentRead: aws.Bool(true),
-		})
+		cur, err := s.getAccountItem(ctx, accountID)
 		if err != nil {
-			return fmt.Errorf("get account: %w", err)
+			return err
 		}
-		if out.Item == nil {
-			return business.Errorf(business.ENOTFOUND, "account %s not found", accountID)
-		}
-		a := accountFrom(out.Item)
-		oldHash := getS(out.Item, "key_hash")
+		a := accountFrom(cur)
+		oldHash := getS(cur, "key_hash")
 		var hash string
 		apiKey, hash = business.NewAPIKey()
 		k := key(keyPK(hash), "KEY")
@@ -85,7 +80,7 @@ func (s *Store) RotateKey(ctx context.Context, accountID string) (string, error)
 		return s.transact(ctx, []txItem{
 			{action: types.TransactWriteItem{Update: &types.Update{
 				TableName:                 aws.String(s.table),
-				Key:                       key(acctPK(accountID), "ACCOUNT"),
+				Key:                       accountKey(accountID),
 				UpdateExpression:          aws.String("SET key_hash = :new"),
 				ConditionExpression:       aws.String("key_hash = :old"),
 				ExpressionAttributeValues: attrs{":new": str(hash), ":old": str(oldHash)},
@@ -122,7 +117,7 @@ func secretKey(accountID string) attrs { return key(SecretKeyPrefix+accountID, "
 // secret included, with one BatchGetItem. Only the webhook functions may
 // call it on AWS. Returns ENOTFOUND when the account does not exist.
 func (s *Store) FindAccount(ctx context.Context, accountID string) (business.Account, business.Webhook, error) {
-	found, err := s.batchGet(ctx, []attrs{key(acctPK(accountID), "ACCOUNT"), secretKey(accountID)})
+	found, err := s.batchGet(ctx, []attrs{accountKey(accountID), secretKey(accountID)})
 	if err != nil {
 		return business.Account{}, business.Webhook{}, fmt.Errorf("get account: %w", err)
 	}
@@ -155,7 +150,7 @@ func webhookSettingsFrom(it attrs) WebhookSettings {
 // the secret (one GetItem of the account item). Returns ENOTFOUND when the
 // account does not exist.
 func (s *Store) FindWebhookSettings(ctx context.Context, accountID string) (business.Account, WebhookSettings, error) {
-	it, err := s.getOne(ctx, key(acctPK(accountID), "ACCOUNT"), "account "+accountID+" not found", true)
+	it, err := s.getAccountItem(ctx, accountID)
 	if err != nil {
 		return business.Account{}, WebhookSettings{}, err
 	}
@@ -178,7 +173,7 @@ func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Web
 func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL, secret *string) (WebhookSettings, error) {
 	var out WebhookSettings
 	err := retrying(ctx, func() error {
-		cur, err := s.getOne(ctx, key(acctPK(accountID), "ACCOUNT"), "account "+accountID+" not found", true)
+		cur, err := s.getAccountItem(ctx, accountID)
 		if err != nil {
 			return err
 		}
@@ -215,10 +210,18 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 			delete(vals, ":v")
 		}
 		actions = append([]txItem{{action: types.TransactWriteItem{Update: &types.Update{
-			TableName: aws.String(s.table), Key: key(acctPK(accountID), "ACCOUNT"),
+			TableName: aws.String(s.table), Key: accountKey(accountID),
 			UpdateExpression: aws.String(set + remove), ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals,
 		}}, onFail: errRetry}}, actions...)
 		return s.transact(ctx, actions)
 	})
 	return out, err
+}
+
+func accountKey(accountID string) attrs { return key(acctPK(accountID), "ACCOUNT") }
+
+// getAccountItem reads the account item consistently; ENOTFOUND when the
+// account does not exist.
+func (s *Store) getAccountItem(ctx context.Context, accountID string) (attrs, error) {
+	return s.getOne(ctx, accountKey(accountID), "account "+accountID+" not found", true)
 }

@@ -96,7 +96,7 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 		if err != nil && spec.idem != nil && isConditionOutcome(err) {
 			// An identical request may have committed first: its answer wins
 			// over whichever condition this attempt failed on.
-			rec, gerr := s.getItem(ctx, idemKey(spec.account, spec.idem))
+			rec, gerr := s.getItem(ctx, idemKey(spec.account, spec.idem), true)
 			if gerr != nil {
 				return gerr
 			}
@@ -119,7 +119,7 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 // store (a body that fails validation) still answers as the key decides.
 // Returns ECONFLICT when the key was used with another body.
 func (s *Store) Replay(ctx context.Context, account string, idem *Idempotency) ([]byte, bool, error) {
-	rec, err := s.getItem(ctx, idemKey(account, idem))
+	rec, err := s.getItem(ctx, idemKey(account, idem), true)
 	if err != nil || !liveIdem(rec, s.now()) {
 		return nil, false, err
 	}
@@ -241,20 +241,14 @@ func replayFrom(rec attrs, i *Idempotency) ([]byte, error) {
 	return nil, fmt.Errorf("idempotency record without response")
 }
 
-// getItem reads one item with strong consistency; nil when it is missing.
-func (s *Store) getItem(ctx context.Context, k attrs) (attrs, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: k, ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, fmt.Errorf("get item: %w", err)
-	}
-	return out.Item, nil
-}
-
 // batchGet reads keys with strong consistency and returns the items in the
 // same order, nil where an item does not exist.
 func (s *Store) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) {
-	if len(keys) == 1 {
-		it, err := s.getItem(ctx, keys[0])
+	switch len(keys) {
+	case 0: // a retried create with nothing to read
+		return nil, nil
+	case 1:
+		it, err := s.getItem(ctx, keys[0], true)
 		if err != nil {
 			return nil, err
 		}

@@ -58,3 +58,13 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+// A retried create with no Idempotency-Key and nothing to read has no keys:
+// batchGet must not send DynamoDB a BatchGetItem without keys (a
+// ValidationException). The store has no client here, so any call panics.
+func TestBatchGetOfNothingCallsNothing(t *testing.T) {
+	got, err := (&Store{}).batchGet(t.Context(), nil)
+	if err != nil || got != nil {
+		t.Fatalf("batchGet(nil) = %v, %v; want nil, nil", got, err)
+	}
+}

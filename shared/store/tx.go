@@ -19,12 +19,18 @@ import (
 
 // getOne reads one item; a missing one is ENOTFOUND with notFound as message.
 func (s *Store) getOne(ctx context.Context, k attrs, notFound string, consistent bool) (attrs, error) {
+	it, err := s.getItem(ctx, k, consistent)
+	if err == nil && it == nil {
+		return nil, business.Errorf(business.ENOTFOUND, "%s", notFound)
+	}
+	return it, err
+}
+
+// getItem reads one item; nil when it is missing.
+func (s *Store) getItem(ctx context.Context, k attrs, consistent bool) (attrs, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: k, ConsistentRead: aws.Bool(consistent)})
 	if err != nil {
 		return nil, fmt.Errorf("get item: %w", err)
-	}
-	if out.Item == nil {
-		return nil, business.Errorf(business.ENOTFOUND, "%s", notFound)
 	}
 	return out.Item, nil
 }
