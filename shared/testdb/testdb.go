@@ -61,7 +61,7 @@ func Endpoint(tb testing.TB) string {
 	return endpoint
 }
 
-// start launches DynamoDB Local in memory on a free port.
+// start launches DynamoDB Local in memory on a free port of 127.0.0.1.
 func start() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -78,8 +78,10 @@ func start() (string, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
+	// Loopback.java starts the jar's server on 127.0.0.1 only, as start.sh does.
 	proc = exec.Command("java", "-Djava.library.path="+filepath.Join(lib, "DynamoDBLocal_lib"),
-		"-jar", filepath.Join(lib, "DynamoDBLocal.jar"), "-inMemory", "-sharedDb", "-port", fmt.Sprint(port))
+		"-cp", filepath.Join(lib, "DynamoDBLocal.jar"), filepath.Join(root, "infra/dynamodb-local/Loopback.java"),
+		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", fmt.Sprint(port))
 	proc.Dir = lib
 	dieWithParent(proc)
 	if err := proc.Start(); err != nil {
