@@ -6,6 +6,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -107,4 +108,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	b, _ := json.Marshal(env)
 	writeBody(w, status, append(b, '\n'))
+}
+
+// Unreadable answers 400 to a request that could not be read at all: an API
+// Gateway event the Lambda adapter cannot turn into an http.Request (a body
+// that is not valid base64). No handler runs.
+func Unreadable(ctx context.Context, w http.ResponseWriter) {
+	w.Header().Set("X-Request-Id", requestID(ctx))
+	b, _ := json.Marshal(envelope{Status: http.StatusBadRequest, Error: "The request could not be read: its body is not valid base64"})
+	writeBody(w, http.StatusBadRequest, append(b, '\n'))
 }

@@ -53,7 +53,9 @@ func (s *Server) AllowPrivateWebhooks(allow bool) *Server {
 }
 
 // Handler returns an http.Handler serving routes: each on its method and
-// path, and what no route matches as FallbackHandler answers it.
+// path, and what no route matches as FallbackHandler answers it. Requests
+// reach the routes as API Gateway hands them to a function (asGateway), so
+// the devserver answers as the deployed stack does.
 func (s *Server) Handler(routes []Route) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
@@ -61,8 +63,29 @@ func (s *Server) Handler(routes []Route) http.Handler {
 	}
 	// "/" is less specific than every route, so it only gets what no route
 	// matches.
-	mux.Handle("/", s.fallback(routes))
-	return s.withRequestID(mux)
+	fallback := s.fallback(routes)
+	mux.Handle("/", fallback)
+	return s.withRequestID(asGateway(mux, fallback))
+}
+
+// asGateway gives h each request as an HTTP API's route hands it over: a
+// header sent several times arrives once, its values joined by commas (a
+// repeated Authorization is then no valid bearer token, 401, as on AWS);
+// HEAD matches no route (the template routes GET only), so it goes to
+// fallback, the $default route's answer (405 with Allow on a route's path).
+func asGateway(h, fallback http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range r.Header {
+			if len(v) > 1 {
+				r.Header[k] = []string{strings.Join(v, ",")}
+			}
+		}
+		if r.Method == http.MethodHead {
+			fallback.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // FallbackHandler answers every request as a request no route matched:
