@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -106,8 +108,9 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
+	handler := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1").Handler(api.Routes)
 	srv := &http.Server{
-		Handler:           api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1").Handler(api.Routes),
+		Handler:           demo.keepRotatedKey(handler),
 		ReadHeaderTimeout: timeouts.readHeader,
 		ReadTimeout:       timeouts.read,
 		WriteTimeout:      timeouts.write,
@@ -135,32 +138,102 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 
 // ensureDemoAccount returns the demo account kept under DATA_DIR, creating it
 // (and its key) when the file is missing or names an account the table lacks.
-func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (demoAccount, error) {
+// When the saved key no longer works (rotated by the admin CLI, or over the
+// API while the devserver was not watching), the account gets a new key, so
+// the key printed at every start always works.
+func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (*demoFile, error) {
 	dir := os.Getenv("DATA_DIR")
 	if dir == "" {
 		dir = ".data"
 	}
-	path := filepath.Join(dir, "demo-account.json")
-	var d demoAccount
-	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &d) == nil && d.Table == table {
-		if _, _, err := st.FindAccount(ctx, d.AccountID); err == nil {
-			return d, nil
-		} else if business.ErrorCode(err) != business.ENOTFOUND {
-			return d, err
+	f := &demoFile{path: filepath.Join(dir, "demo-account.json")}
+	d := &f.demoAccount
+	if b, err := os.ReadFile(f.path); err == nil && json.Unmarshal(b, d) == nil && d.Table == table {
+		_, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(d.APIKey))
+		switch {
+		case err == nil:
+			return f, nil
+		case business.ErrorCode(err) == business.EUNAUTHORIZED: // the key was rotated; the account may remain
+			key, err := st.RotateKey(ctx, d.AccountID)
+			if err == nil {
+				d.APIKey = key
+				return f, f.save()
+			}
+			if business.ErrorCode(err) != business.ENOTFOUND {
+				return nil, err
+			}
+		default:
+			return nil, err
 		}
 	}
 	a, err := business.NewAccount("Demo Shop", "DEMO01", "GHS", "INV")
 	if err != nil {
-		return d, err
+		return nil, err
 	}
 	a, key, err := st.CreateAccount(ctx, a)
 	if err != nil {
-		return d, err
+		return nil, err
 	}
-	d = demoAccount{AccountID: a.ID, APIKey: key, Table: table}
+	*d = demoAccount{AccountID: a.ID, APIKey: key, Table: table}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return d, err
+		return nil, err
 	}
-	b, _ := json.MarshalIndent(d, "", "  ")
-	return d, os.WriteFile(path, b, 0o600)
+	return f, f.save()
+}
+
+// demoFile is the demo account and the file that keeps it.
+type demoFile struct {
+	demoAccount
+	path string
+	mu   sync.Mutex
+}
+
+func (f *demoFile) save() error {
+	b, _ := json.MarshalIndent(f.demoAccount, "", "  ")
+	return os.WriteFile(f.path, b, 0o600)
+}
+
+// keepRotatedKey wraps the API so that when the demo account rotates its key
+// over the API, the new key (from the answer the client gets) is saved: the
+// key the client now holds is the one the next start prints.
+func (f *demoFile) keepRotatedKey(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		demoKey := f.APIKey
+		f.mu.Unlock()
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/user/api-key/rotate" || r.Header.Get("Authorization") != "Bearer "+demoKey {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := &teeWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		var answer struct {
+			Data struct {
+				APIKey string `json:"api_key"`
+			} `json:"data"`
+		}
+		if rec.status != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &answer) != nil || answer.Data.APIKey == "" {
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.APIKey = answer.Data.APIKey
+		if err := f.save(); err != nil {
+			fmt.Fprintf(os.Stderr, "devserver: the demo account's new key could not be saved to %s: %v\n", f.path, err)
+		}
+	})
+}
+
+// teeWriter passes a response through and keeps a copy of its status and body.
+type teeWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *teeWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func (w *teeWriter) Write(b []byte) (int, error) {
+	w.body.Write(b)
+	return w.ResponseWriter.Write(b)
 }

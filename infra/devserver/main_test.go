@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,8 +22,14 @@ import (
 func TestMain(m *testing.M) { testdb.Main(m) }
 
 // start runs the devserver on a free port over a fresh table and returns its
-// base URL; it stops when the test ends.
+// base URL and a function that stops it.
 func start(t *testing.T, cfg app.Config, dataDir string) (string, func()) {
+	t.Helper()
+	return startWithOutput(t, cfg, dataDir, io.Discard)
+}
+
+// startWithOutput is start, writing what the devserver prints to out.
+func startWithOutput(t *testing.T, cfg app.Config, dataDir string, out io.Writer) (string, func()) {
 	t.Helper()
 	t.Setenv("DYNAMODB_ENDPOINT", cfg.Endpoint)
 	t.Setenv("TABLE_NAME", cfg.TableName)
@@ -31,7 +38,7 @@ func start(t *testing.T, cfg app.Config, dataDir string) (string, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, io.Discard, ready) }()
+	go func() { done <- run(ctx, out, ready) }()
 	select {
 	case addr := <-ready:
 		return "http://" + addr, func() {
@@ -130,4 +137,80 @@ func TestHalfSentBodyIsCut(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connection still open after %v: %v", time.Since(start), err)
 	}
+}
+
+// TestPrintedKeyWorksAfterRotation: after the demo key is rotated over the
+// API, the next start prints (and saves) the key the client was given; after
+// a rotation the devserver did not see (the admin CLI), the next start makes
+// the account a new key. Either way the printed key works.
+func TestPrintedKeyWorksAfterRotation(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testdb.Config(t)
+	saved := func() demoAccount {
+		t.Helper()
+		var d demoAccount
+		b, err := os.ReadFile(filepath.Join(dir, "demo-account.json"))
+		if err != nil || json.Unmarshal(b, &d) != nil || d.APIKey == "" {
+			t.Fatalf("demo account file: %v %s", err, b)
+		}
+		return d
+	}
+	base, stop := start(t, cfg, dir)
+	first := saved()
+	code, body := call(t, "POST", base+"/api/v1/user/api-key/rotate", first.APIKey, "")
+	if code != 200 {
+		t.Fatalf("rotate: %d %v", code, body)
+	}
+	given := body["data"].(map[string]any)["api_key"].(string)
+	stop()
+
+	var out lockedBuffer
+	base, stop = startWithOutput(t, cfg, dir, &out)
+	if d := saved(); d.APIKey != given || d.AccountID != first.AccountID {
+		t.Fatalf("after an API rotation the file keeps %+v, want the key the client was given", d)
+	}
+	if !strings.Contains(out.String(), "API key: "+given) {
+		t.Fatalf("start printed %q, want the rotated key", out.String())
+	}
+	if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", given, ""); code != 200 {
+		t.Fatalf("the printed key answers %d", code)
+	}
+	stop()
+
+	// A rotation behind the devserver's back, as `admin key rotate` makes it.
+	st, err := app.NewStore(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RotateKey(context.Background(), first.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	base, stop = start(t, cfg, dir)
+	defer stop()
+	d := saved()
+	if d.AccountID != first.AccountID || d.APIKey == given {
+		t.Fatalf("after an admin rotation the file holds %+v", d)
+	}
+	if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", d.APIKey, ""); code != 200 {
+		t.Fatalf("the printed key after an admin rotation answers %d", code)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer the devserver's goroutines may write while a
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
