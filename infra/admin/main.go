@@ -1,8 +1,12 @@
-// Command admin is the operator's CLI: it creates accounts, rotates API keys
-// and sets webhook settings, talking to the same table as the API (same
-// environment: DYNAMODB_ENDPOINT, TABLE_NAME; AWS credentials on AWS).
+// Command admin is the operator's CLI: it creates, lists and shows accounts,
+// rotates API keys and sets webhook settings, talking to the same table as the
+// API (same environment: DYNAMODB_ENDPOINT, TABLE_NAME; AWS credentials on
+// AWS).
 //
 //	admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--json]
+//	admin account list [--json]
+//	admin account show (--account ID | --business-code C) [--json]
+//	admin account index
 //	admin key rotate --account ID [--json]
 //	admin webhook set --account ID --url U [--secret S]
 //	admin webhook deliveries --account ID [--json]
@@ -20,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"bizdata/shared/api"
 	"bizdata/shared/app"
 	"bizdata/shared/business"
 	"bizdata/shared/store"
@@ -27,6 +32,9 @@ import (
 
 const usage = `usage:
   admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--json]
+  admin account list [--json]
+  admin account show (--account ID | --business-code C) [--json]
+  admin account index    (once, for accounts created before list and show existed)
   admin key rotate --account ID [--json]
   admin webhook set --account ID --url U [--secret S]
   admin webhook deliveries --account ID [--json]
@@ -92,6 +100,72 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return printKey(out, *asJSON, a.ID, key)
+	case "account list":
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		accounts, err := st.ListAccounts(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			all := make([]accountJSON, len(accounts))
+			for i, a := range accounts {
+				all[i] = newAccountJSON(a)
+			}
+			return json.NewEncoder(out).Encode(all)
+		}
+		for _, a := range accounts {
+			fmt.Fprintf(out, "%-20s  %-24s  %s  %s  %s\n", a.BusinessCode, a.ID, a.Currency, a.CreatedAt.Format(business.TimeFormat), a.Name)
+		}
+		return nil
+	case "account show":
+		if (*account == "") == (*code == "") {
+			return fmt.Errorf("%w: give --account or --business-code", errUsage)
+		}
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		id := *account
+		if *code != "" {
+			a, err := st.FindAccountByCode(ctx, *code)
+			if err != nil {
+				return err
+			}
+			id = a.ID
+		}
+		a, w, err := st.FindWebhookSettings(ctx, id)
+		if err != nil {
+			return err
+		}
+		j := newAccountJSON(a)
+		j.CallbackURL, j.Signed = nullable(w.CallbackURL), &w.Signed
+		if *asJSON {
+			return json.NewEncoder(out).Encode(j)
+		}
+		url := "(none: payments are recorded as skipped)"
+		if j.CallbackURL != nil {
+			url = *j.CallbackURL
+		}
+		fmt.Fprintf(out, "account_id:     %s\nname:           %s\nbusiness_code:  %s\ncurrency:       %s\ninvoice_prefix: %s\ncreated_at:     %s\ncallback_url:   %s\nsigned:         %v\n",
+			j.AccountID, j.Name, j.BusinessCode, j.Currency, j.InvoicePrefix, j.CreatedAt, url, w.Signed)
+		return nil
+	case "account index":
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		added, shared, err := st.IndexAccountCodes(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%d accounts added to the directory\n", added)
+		if len(shared) > 0 {
+			return fmt.Errorf("these accounts share a business code with another and were left out; give each a code of its own: %s", strings.Join(shared, ", "))
+		}
+		return nil
 	case "key rotate":
 		if *account == "" {
 			return fmt.Errorf("%w: --account is required", errUsage)
@@ -148,25 +222,34 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))
 }
 
-// deliveryJSON is one delivery as `webhook deliveries --json` prints it.
-type deliveryJSON struct {
-	TransactionID string        `json:"transaction_id"`
-	WebhookID     string        `json:"webhook_id"`
-	State         string        `json:"state"`
-	Attempts      []attemptJSON `json:"attempts"`
-	NextAttemptAt *string       `json:"next_attempt_at"`
-	CreatedAt     string        `json:"created_at"`
+// accountJSON is an account as `account list` and `account show` print it.
+type accountJSON struct {
+	AccountID     string  `json:"account_id"`
+	Name          string  `json:"name"`
+	BusinessCode  string  `json:"business_code"`
+	Currency      string  `json:"currency"`
+	InvoicePrefix string  `json:"invoice_prefix"`
+	CreatedAt     string  `json:"created_at"`
+	CallbackURL   *string `json:"callback_url,omitempty"`
+	Signed        *bool   `json:"signed,omitempty"`
 }
 
-type attemptJSON struct {
-	At        string `json:"at"`
-	Status    int    `json:"status"`
-	LatencyMS int64  `json:"latency_ms"`
-	Error     string `json:"error,omitempty"`
+func newAccountJSON(a business.Account) accountJSON {
+	return accountJSON{AccountID: a.ID, Name: a.Name, BusinessCode: a.BusinessCode, Currency: a.Currency,
+		InvoicePrefix: a.InvoicePrefix, CreatedAt: a.CreatedAt.Format(business.TimeFormat)}
 }
 
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// printDeliveries prints the account's deliveries, newest first, as the API
+// lists them (GET /user/webhook/deliveries): one line each, or that JSON.
 func printDeliveries(ctx context.Context, st *store.Store, account string, asJSON bool, out io.Writer) error {
-	var all []deliveryJSON
+	all := []api.DeliveryJSON{}
 	cursor := ""
 	for {
 		page, err := st.ListDeliveries(ctx, account, "", 200, cursor)
@@ -174,34 +257,33 @@ func printDeliveries(ctx context.Context, st *store.Store, account string, asJSO
 			return err
 		}
 		for _, d := range page.Items {
-			j := deliveryJSON{TransactionID: d.TransactionID, WebhookID: d.WebhookID, State: d.State,
-				Attempts: []attemptJSON{}, CreatedAt: d.CreatedAt.Format(business.TimeFormat)}
-			if d.State == business.DeliveryPending {
-				next := d.NextAt.Format(business.TimeFormat)
-				j.NextAttemptAt = &next
-			}
-			for _, a := range d.Attempts {
-				j.Attempts = append(j.Attempts, attemptJSON{At: a.At.Format(business.TimeFormat), Status: a.Status, LatencyMS: a.LatencyMS, Error: a.Error})
-			}
-			all = append(all, j)
+			all = append(all, api.NewDeliveryJSON(d))
 		}
 		if cursor = page.Next; cursor == "" {
 			break
 		}
 	}
 	if asJSON {
-		if all == nil {
-			all = []deliveryJSON{}
-		}
 		return json.NewEncoder(out).Encode(all)
 	}
 	for _, d := range all {
+		invoice := "-"
+		if d.InvoiceCode != nil {
+			invoice = *d.InvoiceCode
+		}
 		last := ""
 		if n := len(d.Attempts); n > 0 {
 			a := d.Attempts[n-1]
-			last = fmt.Sprintf("last: %s status %d %dms %s", a.At, a.Status, a.LatencyMS, a.Error)
+			status := "no answer"
+			if a.StatusCode != nil {
+				status = fmt.Sprintf("status %d", *a.StatusCode)
+			}
+			last = fmt.Sprintf("last: %s %s %dms", a.At, status, a.LatencyMS)
+			if a.Error != nil {
+				last += " " + *a.Error
+			}
 		}
-		fmt.Fprintf(out, "%s  %-9s  attempts %d  %s\n", d.TransactionID, d.State, len(d.Attempts), last)
+		fmt.Fprintf(out, "%s  %-9s  %10s  invoice %-12s  attempts %d  %s\n", d.TransactionID, d.State, d.Amount, invoice, len(d.Attempts), last)
 	}
 	return nil
 }

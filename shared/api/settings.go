@@ -125,34 +125,39 @@ func readNoFields(r *http.Request) error {
 	return decodeObject(body, &struct{}{}, "")
 }
 
-type deliveryAttemptJSON struct {
+// DeliveryAttemptJSON is one attempt of a delivery as the API answers it.
+type DeliveryAttemptJSON struct {
 	At         string  `json:"at"`
 	StatusCode *int    `json:"status_code"`
 	LatencyMS  int64   `json:"latency_ms"`
 	Error      *string `json:"error"`
 }
 
-type deliveryJSON struct {
+// DeliveryJSON is a delivery as the API answers it (GET
+// /user/webhook/deliveries) and the admin CLI prints it.
+type DeliveryJSON struct {
 	TransactionID string                `json:"transaction_id"`
 	WebhookID     string                `json:"webhook_id"`
 	InvoiceCode   *string               `json:"invoice_code"`
 	Amount        string                `json:"amount"`
 	State         string                `json:"state"`
-	Attempts      []deliveryAttemptJSON `json:"attempts"`
+	Attempts      []DeliveryAttemptJSON `json:"attempts"`
 	NextAttemptAt *string               `json:"next_attempt_at"`
 	CreatedAt     string                `json:"created_at"`
 }
 
-func toDeliveryJSON(d business.Delivery) deliveryJSON {
+// NewDeliveryJSON returns d as the API answers it, with the amount and invoice
+// code its payload announces.
+func NewDeliveryJSON(d business.Delivery) DeliveryJSON {
 	var p struct {
 		Amount      string `json:"amount"`
 		InvoiceCode string `json:"invoice_code"`
 	}
 	_ = json.Unmarshal(d.Payload, &p)
-	j := deliveryJSON{TransactionID: d.TransactionID, WebhookID: d.WebhookID, InvoiceCode: nullable(p.InvoiceCode), Amount: p.Amount,
-		State: d.State, Attempts: make([]deliveryAttemptJSON, len(d.Attempts)), CreatedAt: d.CreatedAt.Format(business.TimeFormat)}
+	j := DeliveryJSON{TransactionID: d.TransactionID, WebhookID: d.WebhookID, InvoiceCode: nullable(p.InvoiceCode), Amount: p.Amount,
+		State: d.State, Attempts: make([]DeliveryAttemptJSON, len(d.Attempts)), CreatedAt: d.CreatedAt.Format(business.TimeFormat)}
 	for i, a := range d.Attempts {
-		j.Attempts[i] = deliveryAttemptJSON{At: a.At.Format(business.TimeFormat), LatencyMS: a.LatencyMS, Error: nullable(a.Error)}
+		j.Attempts[i] = DeliveryAttemptJSON{At: a.At.Format(business.TimeFormat), LatencyMS: a.LatencyMS, Error: nullable(a.Error)}
 		if a.Status != 0 {
 			st := a.Status
 			j.Attempts[i].StatusCode = &st
@@ -174,7 +179,7 @@ func listDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	if err != nil {
 		return err
 	}
-	return writePage(w, "Deliveries", "deliveries", page, toDeliveryJSON)
+	return writePage(w, "Deliveries", "deliveries", page, NewDeliveryJSON)
 }
 
 func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -189,7 +194,7 @@ func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct bu
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "Delivery queued", map[string]any{"delivery": toDeliveryJSON(d)})
+	return writeOK(w, "Delivery queued", map[string]any{"delivery": NewDeliveryJSON(d)})
 }
 
 func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

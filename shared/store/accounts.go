@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,9 +37,29 @@ func accountFrom(it attrs) business.Account {
 	}
 }
 
+// The account directory: one item per account in one partition, keyed by
+// business code. Its condition keeps business codes unique (the webhook
+// payload names the merchant by it), and one Query lists every account for
+// operators. Accounts are created rarely, so the partition is never hot.
+const accountsPK = "ACCOUNTS"
+
+func accountCodeKey(businessCode string) attrs { return key(accountsPK, "CODE#"+businessCode) }
+
+func accountCodeItem(a business.Account) attrs {
+	it := accountCodeKey(a.BusinessCode)
+	accountFields(it, a)
+	it["type"] = str("account_code")
+	return it
+}
+
+func errCodeTaken(code string) error {
+	return business.Errorf(business.ECONFLICT, "business_code %s is already taken by another account", code)
+}
+
 // CreateAccount stores a new account a (its ID is assigned here) with a fresh
 // API key, and returns the account and the key. The key is not stored, only
-// its hash.
+// its hash. Returns ECONFLICT naming business_code when another account has
+// that business code.
 func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business.Account, string, error) {
 	a.ID = business.NewAccountID()
 	a.CreatedAt = s.now()
@@ -53,11 +74,82 @@ func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business
 	err := s.transact(ctx, []txItem{
 		{action: put(s.table, acct, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "account id collision; retry")},
 		{action: put(s.table, k, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "api key collision; retry")},
+		{action: put(s.table, accountCodeItem(a), "attribute_not_exists(PK)"), onFail: errCodeTaken(a.BusinessCode)},
 	})
 	if err != nil {
 		return business.Account{}, "", err
 	}
 	return a, apiKey, nil
+}
+
+// ListAccounts returns every account of the directory, by business code.
+func (s *Store) ListAccounts(ctx context.Context) ([]business.Account, error) {
+	var out []business.Account
+	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: attrs{":pk": str(accountsPK)},
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list accounts: %w", err)
+		}
+		for _, it := range page.Items {
+			out = append(out, accountFrom(it))
+		}
+	}
+	return out, nil
+}
+
+// FindAccountByCode returns the account with businessCode. Returns ENOTFOUND
+// when no account of the directory has it.
+func (s *Store) FindAccountByCode(ctx context.Context, businessCode string) (business.Account, error) {
+	it, err := s.getOne(ctx, accountCodeKey(businessCode), "no account has business_code "+businessCode, true)
+	if err != nil {
+		return business.Account{}, err
+	}
+	return accountFrom(it), nil
+}
+
+// IndexAccountCodes adds to the directory every account created before it
+// existed (one Scan of the table; run once per deployment, idempotent). It
+// returns how many it added, and names the business codes that two accounts
+// share: those keep the first account found, and the other must be given
+// another code by hand.
+func (s *Store) IndexAccountCodes(ctx context.Context) (added int, shared []string, err error) {
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          aws.String("#t = :account"),
+		ExpressionAttributeNames:  map[string]string{"#t": "type"},
+		ExpressionAttributeValues: attrs{":account": str("account")},
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return added, shared, fmt.Errorf("scan accounts: %w", err)
+		}
+		for _, it := range page.Items {
+			a := accountFrom(it)
+			_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+				TableName: aws.String(s.table), Item: accountCodeItem(a),
+				ConditionExpression:                 aws.String("attribute_not_exists(PK)"),
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+			})
+			var cf *types.ConditionalCheckFailedException
+			switch {
+			case err == nil:
+				added++
+			case errors.As(err, &cf):
+				if getS(cf.Item, "account_id") != a.ID { // already listed: nothing to do
+					shared = append(shared, a.BusinessCode+" ("+a.ID+")")
+				}
+			default:
+				return added, shared, fmt.Errorf("index account %s: %w", a.ID, err)
+			}
+		}
+	}
+	return added, shared, nil
 }
 
 // RotateKey replaces the account's API key with a fresh one and returns it.

@@ -259,3 +259,33 @@ func TestDeliveryContracts(t *testing.T) {
 		t.Fatalf("a delivered delivery is due: %+v", due)
 	}
 }
+
+func TestAccountContracts(t *testing.T) {
+	f := newFixture(t)
+	t.Run("OK", func(t *testing.T) {
+		a, err := business.NewAccount("Second", "CON2", "GHS", "")
+		wantCode(t, err, "")
+		a, _, err = f.st.CreateAccount(f.ctx, a)
+		wantCode(t, err, "")
+		found, err := f.st.FindAccountByCode(f.ctx, "CON2")
+		if err != nil || found.ID != a.ID {
+			t.Fatalf("FindAccountByCode: %+v %v", found, err)
+		}
+		all, err := f.st.ListAccounts(f.ctx)
+		if err != nil || len(all) != 2 || all[0].BusinessCode != "CON1" || all[1].ID != a.ID {
+			t.Fatalf("ListAccounts: %+v %v", all, err)
+		}
+	})
+	t.Run("CodeTakenIsConflict", func(t *testing.T) {
+		a, _ := business.NewAccount("Copy", "CON1", "USD", "")
+		_, _, err := f.st.CreateAccount(f.ctx, a)
+		wantCode(t, err, business.ECONFLICT)
+		if all, _ := f.st.ListAccounts(f.ctx); len(all) != 2 {
+			t.Fatalf("a refused create left %d accounts", len(all))
+		}
+	})
+	t.Run("UnknownCodeIsNotFound", func(t *testing.T) {
+		_, err := f.st.FindAccountByCode(f.ctx, "NOPE")
+		wantCode(t, err, business.ENOTFOUND)
+	})
+}
