@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -164,7 +163,7 @@ func TestPrintedKeyWorksAfterRotation(t *testing.T) {
 	given := body["data"].(map[string]any)["api_key"].(string)
 	stop()
 
-	var out lockedBuffer
+	var out testdb.Buffer
 	base, stop = startWithOutput(t, cfg, dir, &out)
 	if d := saved(); d.APIKey != given || d.AccountID != first.AccountID {
 		t.Fatalf("after an API rotation the file keeps %+v, want the key the client was given", d)
@@ -194,23 +193,4 @@ func TestPrintedKeyWorksAfterRotation(t *testing.T) {
 	if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", d.APIKey, ""); code != 200 {
 		t.Fatalf("the printed key after an admin rotation answers %d", code)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer the devserver's goroutines may write while a
-// test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"bizdata/shared/business"
@@ -184,8 +185,12 @@ type mIdem struct {
 	resp []byte
 }
 
+// modelAccounts numbers the accounts the sequences make: business codes are
+// unique per table, and every sequence of a run shares one.
+var modelAccounts atomic.Int64
+
 func newAccountModel(rt *rapid.T, e *env, n int) *mAccount {
-	_, key := e.newAccount(fmt.Sprintf("Model %d", n), fmt.Sprintf("M%d", n))
+	_, key := e.newAccount(fmt.Sprintf("Model %d", n), fmt.Sprintf("M%d", modelAccounts.Add(1)))
 	return &mAccount{key: key, customers: map[int64]*mCustomer{}, categories: map[int64]*mCategory{},
 		items: map[string]*mItem{}, sales: map[string]*mSale{}, numbers: map[string]bool{},
 		expenses: map[int64]*mExpense{}, idem: map[string]*mIdem{}, lastID: map[string]int64{}}

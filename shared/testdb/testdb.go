@@ -5,6 +5,7 @@
 package testdb
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -163,3 +164,23 @@ func NewAccount(tb testing.TB, st *store.Store, name, businessCode string) (busi
 
 // Quiet returns a logger that discards everything, for servers under test.
 func Quiet() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+// Buffer is a bytes.Buffer that a server's goroutines may write (its log, what
+// it prints) while a test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written so far.
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
