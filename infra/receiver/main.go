@@ -88,8 +88,11 @@ func newHandler(secret, saveDir string, out io.Writer) http.Handler {
 			return
 		}
 		// A webhook-id seen before is a retry of a delivery already handled.
-		fmt.Fprintf(out, "%s %s %s: %s %s for invoice %s (%s), webhook-id %s\n",
-			now, strings.ToLower(p.Message), p.TransactionID, p.Amount, p.Currency, p.InvoiceCode, p.PaymentStatus, id)
+		what := fmt.Sprintf("%s %s: %s %s", strings.ToLower(p.Message), p.TransactionID, p.Amount, p.Currency)
+		if p.InvoiceCode != "" { // a test notification names no invoice
+			what += fmt.Sprintf(" for invoice %s (%s)", p.InvoiceCode, p.PaymentStatus)
+		}
+		fmt.Fprintf(out, "%s %s, webhook-id %s\n", now, what, id)
 		w.WriteHeader(http.StatusOK)
 	})
 }
