@@ -1,6 +1,7 @@
-// Package docs holds the project's documents; its tests keep the README, the
-// front door, true to the repository: it renders as written and names the
-// Go version go.mod asks for.
+// Package docs holds the project's documents. Its tests keep the README, the
+// front door, true to the repository (it renders as written, names the Go
+// version go.mod asks for and links to files that exist), and check the
+// check CI runs on the repository's files.
 package docs_test
 
 import (
