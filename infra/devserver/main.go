@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -136,11 +137,15 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	return nil
 }
 
-// ensureDemoAccount returns the demo account kept under DATA_DIR, creating it
-// (and its key) when the file is missing or names an account the table lacks.
-// When the saved key no longer works (rotated by the admin CLI, or over the
-// API while the devserver was not watching), the account gets a new key, so
-// the key printed at every start always works.
+// demoCode is the demo account's business code.
+const demoCode = "DEMO01"
+
+// ensureDemoAccount returns the demo account kept under DATA_DIR. When the
+// saved key works, that is all. Otherwise (the key was rotated by the admin
+// CLI, or over the API while the devserver was not watching; the file is
+// missing or names another table) the table's demo account gets a new key,
+// or is created when the table has none, and the file is written again: the
+// key printed at every start always works.
 func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (*demoFile, error) {
 	dir := os.Getenv("DATA_DIR")
 	if dir == "" {
@@ -150,27 +155,23 @@ func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (*dem
 	d := &f.demoAccount
 	if b, err := os.ReadFile(f.path); err == nil && json.Unmarshal(b, d) == nil && d.Table == table {
 		_, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(d.APIKey))
-		switch {
-		case err == nil:
+		if err == nil {
 			return f, nil
-		case business.ErrorCode(err) == business.EUNAUTHORIZED: // the key was rotated; the account may remain
-			key, err := st.RotateKey(ctx, d.AccountID)
-			if err == nil {
-				d.APIKey = key
-				return f, f.save()
-			}
-			if business.ErrorCode(err) != business.ENOTFOUND {
-				return nil, err
-			}
-		default:
+		}
+		if business.ErrorCode(err) != business.EUNAUTHORIZED {
 			return nil, err
 		}
 	}
-	a, err := business.NewAccount("Demo Shop", "DEMO01", "GHS", "INV")
-	if err != nil {
-		return nil, err
+	a, err := st.FindAccountByCode(ctx, demoCode)
+	var key string
+	switch {
+	case err == nil:
+		key, err = st.RotateKey(ctx, a.ID)
+	case business.ErrorCode(err) == business.ENOTFOUND:
+		if a, err = business.NewAccount("Demo Shop", demoCode, "GHS", "INV"); err == nil {
+			a, key, err = st.CreateAccount(ctx, a)
+		}
 	}
-	a, key, err := st.CreateAccount(ctx, a)
 	if err != nil {
 		return nil, err
 	}
@@ -188,9 +189,14 @@ type demoFile struct {
 	mu   sync.Mutex
 }
 
+// save writes the file whole or not at all (a new file renamed over the old).
 func (f *demoFile) save() error {
 	b, _ := json.MarshalIndent(f.demoAccount, "", "  ")
-	return os.WriteFile(f.path, b, 0o600)
+	tmp := f.path + ".new"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, f.path)
 }
 
 // keepRotatedKey wraps the API so that when the demo account rotates its key
@@ -201,7 +207,9 @@ func (f *demoFile) keepRotatedKey(h http.Handler) http.Handler {
 		f.mu.Lock()
 		demoKey := f.APIKey
 		f.mu.Unlock()
-		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/user/api-key/rotate" || r.Header.Get("Authorization") != "Bearer "+demoKey {
+		scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		byDemo := strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) == demoKey
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/user/api-key/rotate" || !byDemo {
 			h.ServeHTTP(w, r)
 			return
 		}

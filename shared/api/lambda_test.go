@@ -72,7 +72,8 @@ func (c *lambdaCaller) call(method, target, key string, body []byte, headers map
 		h[strings.ToLower(k)] = v
 	}
 	ev := events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: "$default", RawPath: u.EscapedPath(), RawQueryString: u.RawQuery, Headers: h,
+		// An HTTP API hands the path over decoded (rawPath as path).
+		Version: "2.0", RouteKey: "$default", RawPath: u.Path, RawQueryString: u.RawQuery, Headers: h,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			Stage: "$default", RequestID: "test-request",
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: u.Path, Protocol: "HTTP/1.1", SourceIP: "192.0.2.1"},

@@ -1,18 +1,17 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"bizdata/shared/api"
+	"bizdata/shared/testdb"
 )
 
 // TestOpenAPIConformance sends success and error answers of every route
@@ -34,7 +33,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	_, port, _ := net.SplitHostPort(addr)
-	var out syncBuffer
+	var out testdb.Buffer
 	cmd := exec.Command(prism, "proxy", "../../docs/openapi.yaml", e.srv.URL, "-p", port, "-h", "127.0.0.1")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -137,23 +136,4 @@ func TestOpenAPIConformance(t *testing.T) {
 		}
 	}
 	t.Logf("Prism checked %d responses of %d routes: %d violations", len(steps), len(api.Routes), violations)
-}
-
-// syncBuffer is a bytes.Buffer safe to write from a process's output
-// goroutine while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -112,9 +112,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 
 // Unreadable answers 400 to a request that could not be read at all: an API
 // Gateway event the Lambda adapter cannot turn into an http.Request (a body
-// that is not valid base64). No handler runs.
+// marked base64 that is not). No handler runs.
 func Unreadable(ctx context.Context, w http.ResponseWriter) {
 	w.Header().Set("X-Request-Id", requestID(ctx))
-	b, _ := json.Marshal(envelope{Status: http.StatusBadRequest, Error: "The request could not be read: its body is not valid base64"})
+	b, _ := json.Marshal(envelope{Status: http.StatusBadRequest, Error: "The request could not be read"})
 	writeBody(w, http.StatusBadRequest, append(b, '\n'))
 }

@@ -13,7 +13,6 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"bizdata/shared/api"
@@ -169,20 +168,24 @@ func RunFunction(name string) error {
 // LambdaHandler serves API Gateway HTTP API (payload v2) events with h. It
 // converts events with httpadapter, with two differences, so that no input
 // can make the function fail (API Gateway would answer its own 500):
-//   - the path: API Gateway may hand over rawPath with characters decoded
-//     ("%", NUL, "?", "#"), which the adapter cannot parse or would misread;
-//     such a path is escaped first, so the route sees the path as sent;
+//   - the path: an HTTP API hands rawPath over decoded ("%25" arrives as "%",
+//     "%00" as NUL, "%3F" as "?"), and the adapter pastes it into a URL it
+//     then parses, failing or misreading it; the path is escaped first, so the
+//     route sees the path the client sent, decoded once, as the devserver does;
 //   - the headers: the adapter splits every header on commas into several
 //     values, so an Idempotency-Key or If-Match holding a comma would reach h
 //     in pieces. Here each header reaches h as API Gateway sent it, one value
 //     (repeated headers already joined by commas), as the devserver gives it.
 //
-// An event the adapter still cannot convert (a body that is not valid
-// base64) is answered 400 with the API's envelope.
+// An event the adapter still cannot convert (a body marked base64 that is
+// not) is answered 400 with the API's envelope.
 func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	adapter := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		ev.RawPath = escapedPath(ev.RawPath)
+		if ev.RawPath == "" { // the adapter would take this one, unescaped
+			ev.RawPath = ev.RequestContext.HTTP.Path
+		}
+		ev.RawPath = (&url.URL{Path: ev.RawPath}).EscapedPath()
 		w := core.NewProxyResponseWriterV2()
 		req, err := adapter.EventToRequestWithContext(ctx, ev)
 		if err != nil {
@@ -195,25 +198,6 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 		h.ServeHTTP(http.ResponseWriter(w), req)
 		return w.GetProxyResponse()
 	}
-}
-
-// escapedPath returns p as a URL path an http.Request can carry: p itself
-// when it is already in escaped form, else p escaped (a "%" that starts no
-// escape, a control character, "?" or "#" all mean API Gateway decoded it).
-func escapedPath(p string) string {
-	if _, err := url.PathUnescape(p); err == nil && !strings.ContainsAny(p, "?#") && !hasControl(p) {
-		return p
-	}
-	return (&url.URL{Path: p}).EscapedPath()
-}
-
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return true
-		}
-	}
-	return false
 }
 
 // NewStreams returns a DynamoDB Streams client for the local devserver's
