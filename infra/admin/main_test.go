@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"bizdata/shared/app"
 	"bizdata/shared/business"
+	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,10 +21,17 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-func TestAdmin(t *testing.T) {
+// newTable gives the CLI a fresh table, through the environment it reads.
+func newTable(t *testing.T) (*store.Store, app.Config) {
+	t.Helper()
 	st, cfg := testdb.NewStore(t)
 	t.Setenv("DYNAMODB_ENDPOINT", cfg.Endpoint)
 	t.Setenv("TABLE_NAME", cfg.TableName)
+	return st, cfg
+}
+
+func TestAdmin(t *testing.T) {
+	st, _ := newTable(t)
 	ctx := context.Background()
 
 	var out bytes.Buffer
@@ -134,9 +143,7 @@ func TestAdmin(t *testing.T) {
 // TestAdminAccounts: the CLI finds what it made (list, show by id or business
 // code), and `account index` lists accounts made before the directory.
 func TestAdminAccounts(t *testing.T) {
-	st, cfg := testdb.NewStore(t)
-	t.Setenv("DYNAMODB_ENDPOINT", cfg.Endpoint)
-	t.Setenv("TABLE_NAME", cfg.TableName)
+	st, cfg := newTable(t)
 	ctx := context.Background()
 	var out bytes.Buffer
 	ids := map[string]string{}
