@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -203,13 +202,13 @@ func (f *demoFile) save() error {
 // over the API, the new key (from the answer the client gets) is saved: the
 // key the client now holds is the one the next start prints.
 func (f *demoFile) keepRotatedKey(h http.Handler) http.Handler {
+	rotate, _ := api.RouteByFunction("rotate-api-key")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		demoKey := f.APIKey
 		f.mu.Unlock()
-		scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-		byDemo := strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) == demoKey
-		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/user/api-key/rotate" || !byDemo {
+		token, _ := api.BearerToken(r.Header.Get("Authorization"))
+		if r.Method != rotate.Method || r.URL.Path != rotate.Path || token != demoKey {
 			h.ServeHTTP(w, r)
 			return
 		}

@@ -26,8 +26,9 @@ const (
 	authOther
 )
 
-// bearer extracts the token of an "Authorization: Bearer <token>" header.
-func bearer(h string) (string, bool) {
+// BearerToken extracts the token of an "Authorization: Bearer <token>" header
+// value, as every route reads it.
+func BearerToken(h string) (string, bool) {
 	scheme, token, ok := strings.Cut(h, " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {

@@ -200,7 +200,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
-	token, ok := bearer(r.Header.Get("Authorization"))
+	token, ok := BearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		if rt.auth == authSales {
 			return business.Errorf(business.EUNAUTHORIZED, msgMissingBearer)

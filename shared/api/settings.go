@@ -228,7 +228,7 @@ func rotateAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err != nil {
 		return err
 	}
-	if token, ok := bearer(r.Header.Get("Authorization")); ok {
+	if token, ok := BearerToken(r.Header.Get("Authorization")); ok {
 		s.keys.forget(token)
 	}
 	return writeOK(w, "API key rotated", map[string]any{"api_key": key})
