@@ -1,7 +1,7 @@
 // Command admin is the operator's CLI: it creates, lists and shows accounts,
-// rotates API keys and sets webhook settings, talking to the same table as the
-// API (same environment: DYNAMODB_ENDPOINT, TABLE_NAME; AWS credentials on
-// AWS).
+// rotates API keys, sets webhook settings and migrates stored data, talking
+// to the same table as the API (same environment: DYNAMODB_ENDPOINT,
+// TABLE_NAME; AWS credentials on AWS).
 //
 //	admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--json]
 //	admin account list [--json]
@@ -11,6 +11,7 @@
 //	admin webhook set --account ID --url U [--secret S]
 //	admin webhook deliveries --account ID [--json]
 //	admin webhook redeliver --account ID --transaction TX
+//	admin migrate [--json]
 package main
 
 import (
@@ -39,6 +40,7 @@ const usage = `usage:
   admin webhook set --account ID --url U [--secret S]
   admin webhook deliveries --account ID [--json]
   admin webhook redeliver --account ID --transaction TX
+  admin migrate [--json]  (once per deployment: moves callback secrets off account items)
 `
 
 func main() {
@@ -53,12 +55,19 @@ func main() {
 
 var errUsage = errors.New("bad usage")
 
+// oneWord names the commands of one word; every other is a noun and a verb.
+var oneWord = map[string]bool{"migrate": true}
+
 // run executes one command. The store is opened only once the flags parse.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) < 2 {
+	words := 2
+	if len(args) > 0 && oneWord[args[0]] {
+		words = 1
+	}
+	if len(args) < words {
 		return fmt.Errorf("%w: want a command such as 'account create'", errUsage)
 	}
-	cmd := args[0] + " " + args[1]
+	cmd := strings.Join(args[:words], " ")
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -72,7 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		tx       = fs.String("transaction", "", "payment transaction id")
 		asJSON   = fs.Bool("json", false, "print JSON")
 	)
-	if err := fs.Parse(args[2:]); err != nil {
+	if err := fs.Parse(args[words:]); err != nil {
 		return fmt.Errorf("%w: %s: %v", errUsage, cmd, err)
 	}
 	if fs.NArg() > 0 {
@@ -217,6 +226,23 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(out, "delivery of %s queued again\n", *tx)
+		return nil
+	case "migrate":
+		// Accounts whose callback secret is still on the account item, where
+		// every function may read it, get it moved to its own item. The
+		// secrets are never printed: only how many accounts moved.
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		n, err := st.MigrateLegacySecrets(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(out).Encode(map[string]int{"migrated": n})
+		}
+		fmt.Fprintf(out, "migrated %d accounts\n", n)
 		return nil
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))

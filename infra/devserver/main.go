@@ -96,7 +96,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	bg, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
-	go streampoll.Poll(bg, st.Client(), streams, cfg.TableName, svc.HandleStream, log)
+	go streampoll.Poll(bg, st.Client(), streams, cfg.TableName, svc.HandleStream, streampoll.MaximumRetryAttempts, log)
 	// The retry-webhooks function's dispatcher, running for good.
 	go svc.Dispatch(bg, time.Now().AddDate(100, 0, 0), 200*time.Millisecond)
 

@@ -77,6 +77,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // webhookEnv is a devserver with a short retry schedule, and a store on its table.
 type webhookEnv struct {
 	base  string
+	cfg   app.Config
 	store *store.Store
 	n     int
 }
@@ -92,7 +93,7 @@ func newWebhookEnv(t *testing.T) *webhookEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &webhookEnv{base: base, store: st}
+	return &webhookEnv{base: base, cfg: cfg, store: st}
 }
 
 // account creates an account with a customer, its webhook pointing at url.
@@ -331,5 +332,56 @@ func TestSelfServiceWebhook(t *testing.T) {
 	waitFor(t, 10*time.Second, "the redelivery", func() bool { return len(newRC.requests()) == 3 })
 	if first, again := newRC.requests()[1].header.Get("webhook-id"), newRC.requests()[2].header.Get("webhook-id"); first != again {
 		t.Fatalf("webhook-id changed on redelivery: %s %s", first, again)
+	}
+}
+
+// TestTwoDevserversOneTable: two devservers on one table are two stream
+// pollers and two dispatchers, as overlapping retry-webhooks runs are on
+// AWS. Payments made through both, to a receiver that fails at first, each
+// reach it, and only ever with the webhook-id of their own delivery.
+func TestTwoDevserversOneTable(t *testing.T) {
+	e := newWebhookEnv(t)
+	second, stop := start(t, e.cfg, t.TempDir())
+	t.Cleanup(stop)
+	rc := newReceiver(t, 500, 503) // fewer failures than the schedule's attempts
+	a, key := e.account(t, rc.srv.URL, "")
+	bases := []string{e.base, second}
+	const payments = 30
+	var txs []string
+	for i := 0; i < payments; i++ {
+		code, body := call(t, "POST", bases[i%2]+"/api/v1/sales/add", key,
+			`{"customer_id":1,"sub_total_amount":"50.00","total_amount":"50.00","amount_paid":"5.00","invoice_type":"pos","payment_type":"Cash","due_date":"2026-12-01"}`)
+		if code != 200 {
+			t.Fatalf("sale: %d %v", code, body)
+		}
+		txs = append(txs, body["data"].(map[string]any)["sales-payment"].([]any)[0].(map[string]any)["transaction_id"].(string))
+	}
+	delivered := func() map[string]int {
+		ok := map[string]int{}
+		for _, r := range rc.requests() {
+			var p struct {
+				TransactionID string `json:"transaction_id"`
+			}
+			_ = json.Unmarshal(r.body, &p)
+			if id := r.header.Get("webhook-id"); id != "msg_"+p.TransactionID {
+				t.Fatalf("payment %s sent with webhook-id %q", p.TransactionID, id)
+			}
+			ok[p.TransactionID]++
+		}
+		return ok
+	}
+	waitFor(t, 60*time.Second, "every payment's webhook", func() bool {
+		got := delivered()
+		for _, tx := range txs {
+			if got[tx] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, tx := range txs {
+		if d := e.delivery(t, a.ID, tx); d.State != business.DeliveryDelivered {
+			t.Errorf("delivery of %s is %s", tx, d.State)
+		}
 	}
 }

@@ -22,6 +22,13 @@ import (
 // function does (webhook.Service.HandleStream).
 type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
+// MaximumRetryAttempts is how many times a failed batch is handed again
+// before it is skipped, as the template's event source mapping says: after
+// that Lambda moves on and sends only the records' sequence range to the
+// on-failure queue. The webhook sweep gives the skipped payments their
+// deliveries.
+const MaximumRetryAttempts = 20
+
 // Poll plays the part of Lambda's stream event source locally: it reads
 // every shard of the table's stream (following new shards as they appear),
 // keeps the records the template's filter would pass (payment inserts), and
@@ -29,10 +36,12 @@ type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventRe
 // Starting at the trim horizon is safe: a payment seen twice keeps its one
 // delivery.
 //
-// Like Lambda with ReportBatchItemFailures, it never moves past a record it
+// Like Lambda with ReportBatchItemFailures, it does not move past a record it
 // failed to handle: a batch with failures is handed again from its lowest
-// failed record, with backoff, before the shard is read further.
-func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, handle Handler, log *slog.Logger) {
+// failed record, with backoff, before the shard is read further; after
+// maxRetries such retries (MaximumRetryAttempts in the devserver) the rest of
+// the batch is skipped, logged by its sequence range.
+func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, handle Handler, maxRetries int, log *slog.Logger) {
 	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil || desc.Table.LatestStreamArn == nil {
 		log.Error("stream: no stream on the table; webhooks are off", "error", errString(err))
@@ -74,6 +83,13 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 				continue
 			}
 			if rest := handleBatch(ctx, handle, p.records, log); len(rest) > 0 {
+				if p.tries >= maxRetries {
+					log.Error("stream: batch skipped after its last retry", "retries", p.tries,
+						"first_sequence_number", aws.ToString(rest[0].Dynamodb.SequenceNumber),
+						"last_sequence_number", aws.ToString(rest[len(rest)-1].Dynamodb.SequenceNumber))
+					delete(retry, id)
+					continue
+				}
 				p.records, p.tries = rest, p.tries+1
 				p.at = time.Now().Add(backoff(p.tries))
 				continue

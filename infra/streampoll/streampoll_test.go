@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,9 +25,9 @@ import (
 func TestMain(m *testing.M) { testdb.Main(m) }
 
 // TestPollerNeverSkipsAFailedRecord: the handler fails whole batches and
-// single records for a while (as when DynamoDB fails mid-batch); the poller
-// hands them again, as Lambda does with ReportBatchItemFailures, until every
-// payment has its delivery.
+// single records for a while (as when DynamoDB fails mid-batch), fewer times
+// than MaximumRetryAttempts; the poller hands them again, as Lambda does with
+// ReportBatchItemFailures, until every payment has its delivery.
 func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 	st, cfg := testdb.NewStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -96,7 +97,7 @@ func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go Poll(ctx, st.Client(), streams, cfg.TableName, flaky, quiet)
+	go Poll(ctx, st.Client(), streams, cfg.TableName, flaky, MaximumRetryAttempts, quiet)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		page, err := st.ListDeliveries(ctx, a.ID, "", 100, "")
@@ -113,5 +114,97 @@ func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 	}
 	if calls.Load() <= 4 {
 		t.Fatalf("the failures were not exercised: %d calls", calls.Load())
+	}
+}
+
+// TestSkippedBatchDeliveredBySweep: the stream consumer fails a whole batch on
+// every try, until the poller skips it as Lambda does after its last retry:
+// no payment has a delivery. The dispatcher's sweep finds the payments and
+// records their deliveries, with the webhook-ids the stream would have given,
+// and every webhook arrives once; a second sweep finds nothing to do.
+func TestSkippedBatchDeliveredBySweep(t *testing.T) {
+	st, cfg := testdb.NewStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	quiet := testdb.Quiet()
+	a, key := testdb.NewAccount(t, st, "Shop", "SHOP1")
+	var mu sync.Mutex
+	got := map[string]int{} // webhook-id -> arrivals
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.Header.Get(webhook.HeaderID)]++
+		mu.Unlock()
+	}))
+	defer rc.Close()
+	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.NewServer(st, quiet, 0).Handler(api.Routes))
+	defer srv.Close()
+	post := func(path, body string) {
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", path, res, err)
+		}
+		res.Body.Close()
+	}
+	post("/api/v1/customers/add", `{"name":"Ama"}`)
+	const payments = 6
+	for i := 0; i < payments; i++ {
+		post("/api/v1/sales/add", `{"customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"4.00","invoice_type":"pos","payment_type":"Cash","due_date":"2026-12-01"}`)
+	}
+	var calls atomic.Int32
+	failing := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		calls.Add(1)
+		return events.DynamoDBEventResponse{}, fmt.Errorf("injected: the consumer fails every try")
+	}
+	streams, err := app.NewStreams(ctx, cfg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const retries = 2
+	var logs testdb.Buffer
+	go Poll(ctx, st.Client(), streams, cfg.TableName, failing, retries, slog.New(slog.NewJSONHandler(&logs, nil)))
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), "batch skipped after its last retry"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the poller did not skip the failing batch: %d handler calls", calls.Load())
+		}
+	}
+	if n := calls.Load(); n < retries+1 {
+		t.Fatalf("%d handler calls before the skip, want %d", n, retries+1)
+	}
+	page, err := st.ListDeliveries(ctx, a.ID, "", 100, "")
+	if err != nil || len(page.Items) != 0 {
+		t.Fatalf("%d deliveries after the skipped batch (%v): the consumer never recorded one", len(page.Items), err)
+	}
+
+	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Second}, quiet)
+	if n, err := svc.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("sweep of payments younger than SweepDelay recorded %d (%v), want 0", n, err)
+	}
+	svc = webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Second}, quiet)
+	svc.SweepDelay = -time.Second // the payments are old enough
+	if n, err := svc.Sweep(ctx); err != nil || n != payments {
+		t.Fatalf("the sweep recorded %d deliveries (%v), want %d", n, err, payments)
+	}
+	if err := svc.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err = st.ListDeliveries(ctx, a.ID, "", 100, "")
+	if err != nil || len(page.Items) != payments {
+		t.Fatalf("%d deliveries (%v), want %d", len(page.Items), err, payments)
+	}
+	mu.Lock()
+	for _, d := range page.Items {
+		if d.State != business.DeliveryDelivered || got[d.WebhookID] != 1 || d.WebhookID != "msg_"+d.TransactionID {
+			t.Errorf("delivery %s: %s, webhook-id %s arrived %d times", d.TransactionID, d.State, d.WebhookID, got[d.WebhookID])
+		}
+	}
+	mu.Unlock()
+	if n, err := svc.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("a second sweep recorded %d (%v), want 0", n, err)
 	}
 }

@@ -50,12 +50,13 @@ func TestOpenAPIConformance(t *testing.T) {
 	big := `{"name":"` + strings.Repeat("x", 1<<20) + `"}`
 	sale := saleBody(map[string]any{"invoice_code": "555555", "invoice_number": "500005"})
 	edit := saleBody(map[string]any{"invoice_code": "555555", "invoice_number": "500005", "amount_paid": "20.00", "items": nil})
-	steps := []struct {
+	type step struct {
 		method, path string
 		body         any
 		headers      []string
 		code         int
-	}{
+	}
+	steps := []step{
 		{"GET", "/api/v1/user/authenticate", nil, nil, 200},
 		{"GET", "/api/v1/user/authenticate", nil, []string{"Authorization", ""}, 401},
 		{"POST", "/api/v1/customers/add", map[string]any{"name": "Yaw"}, []string{"Idempotency-Key", "p-1"}, 200},
@@ -105,15 +106,29 @@ func TestOpenAPIConformance(t *testing.T) {
 		{"POST", "/api/v1/user/webhook/test", nil, nil, 400},
 		{"PUT", "/api/v1/user/webhook", map[string]any{"callback_url": "http://insecure.example.com/h"}, nil, 400},
 		{"PUT", "/api/v1/user/webhook", map[string]any{"callback_url": "https://hooks.example.com/h", "callback_secret": "prism-secret-0123456789"}, nil, 200},
+	}
+	// Test notifications up to the limit, then one over it (429 with
+	// Retry-After), all in one fixed minute.
+	limited := len(steps)
+	for range api.TestSendsPerMinute {
+		steps = append(steps, step{"POST", "/api/v1/user/webhook/test", nil, nil, 200})
+	}
+	steps = append(steps, step{"POST", "/api/v1/user/webhook/test", nil, nil, 429})
+	steps = append(steps, []step{
 		{"GET", "/api/v1/user/webhook/deliveries?state=failed", nil, nil, 200},
 		{"GET", "/api/v1/user/webhook/deliveries?state=lost", nil, nil, 400},
 		{"POST", "/api/v1/user/webhook/deliveries/txn_none/redeliver", nil, nil, 404},
 		{"POST", "/api/v1/user/api-key/rotate", map[string]any{"x": 1}, nil, 400},
 		{"POST", "/api/v1/user/api-key/rotate", nil, []string{"Authorization", ""}, 401},
 		{"POST", "/api/v1/user/api-key/rotate", nil, nil, 200}, // last: the key changes
-	}
+	}...)
 	violations := 0
-	for _, s := range steps {
+	for i, s := range steps {
+		if i == limited { // the minute must not end before the 429
+			if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 5*time.Second {
+				time.Sleep(left + 100*time.Millisecond)
+			}
+		}
 		r := p.req(s.method, s.path, p.key, s.body, s.headers...)
 		if r.code != s.code {
 			t.Errorf("%s %s: %d, want %d: %.300s", s.method, s.path, r.code, s.code, r.raw)

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"bizdata/shared/business"
 	"bizdata/shared/store"
@@ -26,6 +28,7 @@ var statusByCode = map[string]int{
 	business.EPRECONDITION: http.StatusPreconditionFailed,
 	business.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	business.EMEDIATYPE:    http.StatusUnsupportedMediaType,
+	business.ELIMIT:        http.StatusTooManyRequests,
 	business.EBUSY:         http.StatusServiceUnavailable,
 	business.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	business.EINTERNAL:     http.StatusInternalServerError,
@@ -80,10 +83,22 @@ func writeOK(w http.ResponseWriter, message string, data any) error {
 // are short, and clients back off further on their own.
 const RetryAfterSeconds = "1"
 
+// retryAfter is the Retry-After of a 429: the whole seconds, rounded up and
+// at least 1, that err's business.Error says to wait.
+func retryAfter(err error) string {
+	secs := int64(1)
+	var e *business.Error
+	if asError(err, &e) {
+		secs = max(secs, int64((e.RetryAfter+time.Second-1)/time.Second))
+	}
+	return strconv.FormatInt(secs, 10)
+}
+
 // writeError writes err as an error envelope. Internal errors are logged with
 // their cause and shown to the caller only as "Internal server error". A
 // database that is throttled or unreachable is 503 with Retry-After (its
-// cause logged), so a client can tell an outage from a bug.
+// cause logged), so a client can tell an outage from a bug; a rate limit is
+// 429 with Retry-After saying when the limit lets the request through.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	err = store.Unavailable(err)
 	status := statusOf(err)
@@ -94,6 +109,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			log.WarnContext(r.Context(), "database unavailable", "request_id", w.Header().Get("X-Request-Id"),
 				"method", r.Method, "path", r.URL.Path, "error", cause.Error())
 		}
+	}
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", retryAfter(err))
 	}
 	var e *business.Error
 	if status == http.StatusInternalServerError || !asError(err, &e) {

@@ -2,9 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -197,22 +199,54 @@ func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct bu
 	return writeOK(w, "Delivery queued", map[string]any{"delivery": NewDeliveryJSON(d)})
 }
 
+// TestSendsPerMinute is how many test notifications an account may send in
+// one minute (a fixed window, counted in the table, so across processes).
+const TestSendsPerMinute = 5
+
+// testAnswerMargin is the time a test send leaves, after its receiver's
+// TestTimeout, to write the answer before the function's deadline.
+const testAnswerMargin = 500 * time.Millisecond
+
 func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	if err := readNoFields(r); err != nil {
 		return err
 	}
-	a, wh, err := s.store.FindAccount(r.Context(), acct.ID)
+	// The DynamoDB calls must leave the send its TestTimeout before the
+	// function's deadline (a Lambda's context has one; the devserver's has
+	// none): past that point they fail as 503, so a slow database never
+	// turns into API Gateway's own answer.
+	dbCtx := r.Context()
+	if deadline, ok := dbCtx.Deadline(); ok {
+		var cancel context.CancelFunc
+		dbCtx, cancel = context.WithDeadline(dbCtx, deadline.Add(-webhook.TestTimeout-testAnswerMargin))
+		defer cancel()
+	}
+	a, wh, err := s.store.FindAccount(dbCtx, acct.ID)
 	if err != nil {
 		return err
 	}
 	if wh.CallbackURL == "" {
 		return business.Errorf(business.EINVALID, "no callback URL is set: set one with PUT /api/v1/user/webhook first")
 	}
+	now := time.Now().UTC()
+	allowed, wait, err := s.store.TakeTestSend(dbCtx, a.ID, TestSendsPerMinute, now)
+	if err != nil {
+		return err
+	}
+	if !allowed {
+		secs := int((wait + time.Second - 1) / time.Second)
+		unit := "seconds"
+		if secs == 1 {
+			unit = "second"
+		}
+		return &business.Error{Code: business.ELIMIT, RetryAfter: time.Duration(secs) * time.Second,
+			Message: fmt.Sprintf("Too many test notifications: at most %d per minute; try again in %d %s", TestSendsPerMinute, secs, unit)}
+	}
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	tx := "test_" + hex.EncodeToString(b)
 	d := business.Delivery{AccountID: a.ID, TransactionID: tx, WebhookID: "msg_" + tx, Payload: webhook.NewTestPayload(a, tx)}
-	attempt, ok := s.sender.Send(r.Context(), d, wh.CallbackURL, wh.CallbackSecret, time.Now().UTC())
+	attempt, ok := s.sender.SendWithin(r.Context(), d, wh.CallbackURL, wh.CallbackSecret, now, webhook.TestTimeout)
 	out := map[string]any{"webhook_id": d.WebhookID, "delivered": ok, "status_code": nil, "latency_ms": attempt.LatencyMS, "error": nullable(attempt.Error)}
 	if attempt.Status != 0 {
 		out["status_code"] = attempt.Status

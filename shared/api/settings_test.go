@@ -2,16 +2,25 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"bizdata/shared/api"
+	"bizdata/shared/app"
 	"bizdata/shared/business"
 	"bizdata/shared/testdb"
+	"bizdata/shared/webhook"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 )
 
 var settingsRoutes = []struct{ method, path string }{
@@ -174,4 +183,136 @@ func TestRotateKey(t *testing.T) {
 	}
 	want(t, e.req("GET", "/api/v1/user/authenticate", newKey, nil), 200, "Authenticated")
 	want(t, e.get("/api/v1/user/authenticate"), 401, "Unauthorized: Invalid API Key")
+}
+
+// privateWebhooks is e served by an API that lets callback URLs reach local
+// receivers, as the devserver does.
+func privateWebhooks(t *testing.T, e *env) *env {
+	t.Helper()
+	srv := httptest.NewServer(api.NewServer(e.store, testdb.Quiet(), 0).AllowPrivateWebhooks(true).Handler(api.Routes))
+	t.Cleanup(srv.Close)
+	return &env{t: t, store: e.store, srv: srv, key: e.key, acct: e.acct}
+}
+
+// TestTestNotificationTimesOut: a receiver that never answers is given up
+// after webhook.TestTimeout (5 s, not the 10 s of a payment's attempt), and
+// the API answers its own envelope saying so, well within the function's
+// time budget.
+func TestTestNotificationTimesOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	release := make(chan struct{})
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // hang until the sender gives up, or the test ends
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer rc.Close()
+	defer close(release)
+	p := privateWebhooks(t, e)
+	want(t, p.put("/api/v1/user/webhook", map[string]any{"callback_url": rc.URL + "/hook"}), 200, "")
+	r := p.post("/api/v1/user/webhook/test", nil)
+	want(t, r, 200, "Test notification sent")
+	d := r.data()["delivery"].(map[string]any)
+	if d["delivered"] != false || d["status_code"] != nil || d["error"] != "timed out after 5s" {
+		t.Fatalf("%s", r.raw)
+	}
+}
+
+// TestTestNotificationLimit: an account sends at most
+// api.TestSendsPerMinute test notifications a minute; the next is 429 with
+// Retry-After and never reaches the receiver. Another account is not
+// limited by it.
+func TestTestNotificationLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var received atomic.Int64
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		w.WriteHeader(204)
+	}))
+	defer rc.Close()
+	p := privateWebhooks(t, e)
+	_, otherKey := e.newAccount("Other Shop", "OTHER7")
+	for _, key := range []string{e.key, otherKey} {
+		want(t, p.req("PUT", "/api/v1/user/webhook", key, map[string]any{"callback_url": rc.URL}), 200, "")
+	}
+	// The limit counts in fixed one-minute windows: send all six in one.
+	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 5*time.Second {
+		time.Sleep(left + 100*time.Millisecond)
+	}
+	for i := 0; i < 5; i++ {
+		want(t, p.post("/api/v1/user/webhook/test", nil), 200, "Test notification sent")
+	}
+	r := p.post("/api/v1/user/webhook/test", nil)
+	want(t, r, 429, "")
+	secs, err := strconv.Atoi(r.header.Get("Retry-After"))
+	if err != nil || secs < 1 || secs > 60 {
+		t.Fatalf("Retry-After %q: %s", r.header.Get("Retry-After"), r.raw)
+	}
+	msg := fmt.Sprintf("Too many test notifications: at most 5 per minute; try again in %d second", secs)
+	if got := r.body["error"].(string); !strings.HasPrefix(got, msg) {
+		t.Fatalf("error %q, want %q", got, msg)
+	}
+	if n := received.Load(); n != 5 {
+		t.Fatalf("the receiver got %d test notifications, want 5", n)
+	}
+	want(t, p.req("POST", "/api/v1/user/webhook/test", otherKey, nil), 200, "Test notification sent")
+	if n := received.Load(); n != 6 {
+		t.Fatalf("another account's test notification was not sent: the receiver got %d", n)
+	}
+}
+
+// stall makes every DynamoDB call of operation op hang until its context
+// ends, as a database that stopped answering would.
+func stall(op string) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("Stall",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					if middleware.GetOperationName(ctx) == op {
+						<-ctx.Done()
+						return middleware.InitializeOutput{}, middleware.Metadata{}, ctx.Err()
+					}
+					return next.HandleInitialize(ctx, in)
+				}), middleware.Before)
+		})
+	}
+}
+
+// TestTestNotificationKeepsItsDeadline: on Lambda, when DynamoDB stalls
+// before a test send, its calls are cut short so that the send's
+// TestTimeout still fits before the function's deadline: the function
+// answers 503 with Retry-After in time, and API Gateway never answers for it.
+func TestTestNotificationKeepsItsDeadline(t *testing.T) {
+	t.Parallel()
+	base, cfg := testdb.NewStore(t)
+	a, key := testdb.NewAccount(t, base, "Slow Shop", "SLOW01")
+	if err := base.SetWebhook(context.Background(), a.ID, business.Webhook{CallbackURL: "https://hooks.example.com/h"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := app.NewStore(context.Background(), cfg, stall("BatchGetItem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := app.FunctionHandler(api.NewServer(st, testdb.Quiet(), 0), "test-webhook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The function's deadline, as the Lambda runtime sets it on the context.
+	ctx, cancel := context.WithTimeout(context.Background(), webhook.TestTimeout+time.Second)
+	defer cancel()
+	path := "/api/v1/user/webhook/test"
+	res, err := app.LambdaHandler(h)(ctx, events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "$default", RawPath: path, Headers: map[string]string{"authorization": "Bearer " + key},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "$default",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: path}},
+	})
+	if ctx.Err() != nil {
+		t.Fatalf("answered after the function's deadline: %d %s", res.StatusCode, res.Body)
+	}
+	if err != nil || res.StatusCode != 503 || res.Headers["Retry-After"] == "" || !strings.Contains(res.Body, `"status":503`) {
+		t.Fatalf("%v: %d %v %s", err, res.StatusCode, res.Headers, res.Body)
+	}
 }

@@ -101,6 +101,17 @@ func NewDynamoDB(ctx context.Context, endpoint string, optFns ...func(*dynamodb.
 	return dynamodb.NewFromConfig(cfg, optFns...), nil
 }
 
+// The SDK's retries of one DynamoDB call (lambdaBudget).
+const (
+	DynamoDBMaxAttempts    = 3
+	DynamoDBMaxBackoff     = 250 * time.Millisecond
+	DynamoDBAttemptTimeout = 3 * time.Second
+	// DynamoDBCallWorstCase is the longest one DynamoDB call can take with
+	// its retries: every attempt timing out, with the longest backoff
+	// between them (9.5 s).
+	DynamoDBCallWorstCase = DynamoDBMaxAttempts*DynamoDBAttemptTimeout + (DynamoDBMaxAttempts-1)*DynamoDBMaxBackoff
+)
+
 // lambdaBudget fits the SDK's retries into a function's 10 s: three
 // attempts at most, backoff under 250 ms, 3 s per attempt, and no client-side
 // retry quota (under throttling the quota would fail calls that DynamoDB
@@ -108,11 +119,11 @@ func NewDynamoDB(ctx context.Context, endpoint string, optFns ...func(*dynamodb.
 // client retries.
 func lambdaBudget(o *dynamodb.Options) {
 	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-		so.MaxAttempts = 3
-		so.MaxBackoff = 250 * time.Millisecond
+		so.MaxAttempts = DynamoDBMaxAttempts
+		so.MaxBackoff = DynamoDBMaxBackoff
 		so.RateLimiter = ratelimit.None
 	})
-	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(3 * time.Second)
+	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(DynamoDBAttemptTimeout)
 }
 
 // NewStore builds the store Config describes.

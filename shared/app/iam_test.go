@@ -182,6 +182,11 @@ func TestIAMMatchesCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.as("retry-webhooks")
+	sweeper := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Millisecond}, testdb.Quiet())
+	sweeper.SweepDelay = -time.Minute // the sales above are old enough
+	if n, err := sweeper.Sweep(ctx); err != nil || n == 0 {
+		t.Fatalf("the sweep recorded %d deliveries for the sales above (%v)", n, err)
+	}
 	for i := 0; i < 2; i++ { // the first attempt, then its one retry
 		time.Sleep(20 * time.Millisecond)
 		if err := svc.DispatchOnce(ctx); err != nil {

@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"bizdata/shared/api"
+	"bizdata/shared/app"
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
 
@@ -307,4 +310,99 @@ func TestTemplateOperations(t *testing.T) {
 			t.Errorf("alarm %s does not notify the alarm topic", name)
 		}
 	}
+}
+
+// webhookFunctions are the functions that reach merchants' receivers.
+var webhookFunctions = []string{"DeliverWebhooksFunction", "RetryWebhooksFunction", "TestWebhookFunction"}
+
+// TestWebhookFunctionLimits: each webhook function may have concurrency
+// reserved by the WebhookReservedConcurrency parameter (none by default);
+// the schedule's run of RetryWebhooksFunction is never retried (a retry
+// would overlap the next run) and its timeout covers a run's dispatching, its
+// drain and its return; TestWebhookFunction's timeout covers the receiver's
+// TestTimeout after one DynamoDB call that used all its retries.
+func TestWebhookFunctionLimits(t *testing.T) {
+	b, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// at follows mapping keys from n; nil when one is missing.
+	at := func(n *yaml.Node, keys ...string) *yaml.Node {
+		if n.Kind == yaml.DocumentNode {
+			n = n.Content[0]
+		}
+		for _, k := range keys {
+			var next *yaml.Node
+			for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					next = n.Content[i+1]
+				}
+			}
+			if next == nil {
+				return nil
+			}
+			n = next
+		}
+		return n
+	}
+	if p := at(&doc, "Parameters", "WebhookReservedConcurrency"); p == nil || nodeText(at(p, "Type")) != "Number" || nodeText(at(p, "Default")) != "0" ||
+		!strings.Contains(nodeText(at(p, "Description")), "100 unreserved") {
+		t.Errorf("parameter WebhookReservedConcurrency: want a Number, default 0, whose description names the 100 unreserved executions")
+	}
+	if c := at(&doc, "Conditions", "ReserveWebhookConcurrency"); c == nil || !strings.Contains(nodeText(c), "WebhookReservedConcurrency") {
+		t.Errorf("no condition ReserveWebhookConcurrency on WebhookReservedConcurrency")
+	}
+	for _, id := range webhookFunctions {
+		want := "!If [ReserveWebhookConcurrency, !Ref WebhookReservedConcurrency, !Ref AWS::NoValue]"
+		if got := nodeText(at(&doc, "Resources", id, "Properties", "ReservedConcurrentExecutions")); got != want {
+			t.Errorf("%s: ReservedConcurrentExecutions %q, want %q", id, got, want)
+		}
+	}
+	inv := at(&doc, "Resources", "RetryWebhooksFunction", "Properties", "EventInvokeConfig")
+	if inv == nil || nodeText(at(inv, "MaximumRetryAttempts")) != "0" || nodeText(at(inv, "MaximumEventAgeInSeconds")) != "60" {
+		t.Errorf("RetryWebhooksFunction: EventInvokeConfig %q, want MaximumRetryAttempts 0 and MaximumEventAgeInSeconds 60", nodeText(inv))
+	}
+	retry, err := strconv.Atoi(nodeText(at(&doc, "Resources", "RetryWebhooksFunction", "Properties", "Timeout")))
+	if need := app.DispatchFor + app.DrainFor + app.ReturnMargin; err != nil || time.Duration(retry)*time.Second < need {
+		t.Errorf("RetryWebhooksFunction: Timeout %d s, want at least %s (app.DispatchFor + app.DrainFor + app.ReturnMargin)", retry, need)
+	}
+	timeout := at(&doc, "Resources", "TestWebhookFunction", "Properties", "Timeout")
+	if timeout == nil {
+		timeout = at(&doc, "Globals", "Function", "Timeout")
+	}
+	secs, err := strconv.Atoi(nodeText(timeout))
+	if need := webhook.TestTimeout + app.DynamoDBCallWorstCase; err != nil || time.Duration(secs)*time.Second < need {
+		t.Errorf("TestWebhookFunction: Timeout %q s, want at least %s (webhook.TestTimeout %s + one DynamoDB call's worst case %s)",
+			nodeText(timeout), need, webhook.TestTimeout, app.DynamoDBCallWorstCase)
+	}
+}
+
+// nodeText renders a YAML node in flow style, its tags included ("" for nil).
+func nodeText(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	tag := ""
+	if n.Style&yaml.TaggedStyle != 0 {
+		tag = n.Tag + " "
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		parts := make([]string, len(n.Content))
+		for i, c := range n.Content {
+			parts[i] = nodeText(c)
+		}
+		return tag + "[" + strings.Join(parts, ", ") + "]"
+	case yaml.MappingNode:
+		parts := make([]string, 0, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			parts = append(parts, nodeText(n.Content[i])+": "+nodeText(n.Content[i+1]))
+		}
+		return tag + "{" + strings.Join(parts, ", ") + "}"
+	}
+	return tag + n.Value
 }

@@ -13,12 +13,20 @@ import (
 )
 
 // DispatchFor is how long one run of the retry-webhooks function keeps
-// dispatching (it is started every minute), and DispatchPoll how often it
-// looks for due deliveries meanwhile: a due attempt waits at most a few
-// seconds on AWS, between runs about ten.
+// starting attempts (it is started every minute), and DispatchPoll how often
+// it looks for due work meanwhile: a due attempt waits at most a few seconds
+// on AWS, between runs about 20. DrainFor is how long the run then lets the
+// attempts under way finish: the run's context ends at DispatchFor+DrainFor,
+// so no attempt (webhook.Timeout) and no DynamoDB call with the SDK's retries
+// outlives it, and the function returns before its Timeout in template.yaml
+// (a test checks DispatchFor+DrainFor+ReturnMargin against it). An attempt
+// cut short there keeps its lease; the attempt is made again when the lease
+// ends, with the same webhook-id.
 const (
-	DispatchFor  = 50 * time.Second
+	DispatchFor  = 40 * time.Second
 	DispatchPoll = time.Second
+	DrainFor     = 25 * time.Second
+	ReturnMargin = 10 * time.Second
 )
 
 // NewWebhookService builds the webhook service from the environment:
@@ -61,7 +69,10 @@ func RunRetryWebhooks() error {
 		return fmt.Errorf("retry-webhooks: %w", err)
 	}
 	dispatch := func(ctx context.Context) error {
-		svc.Dispatch(ctx, time.Now().Add(DispatchFor), DispatchPoll)
+		start := time.Now()
+		ctx, cancel := context.WithDeadline(ctx, start.Add(DispatchFor+DrainFor))
+		defer cancel()
+		svc.Dispatch(ctx, start.Add(DispatchFor), DispatchPoll)
 		return nil
 	}
 	lambda.StartWithOptions(dispatch, lambda.WithEnableSIGTERM())

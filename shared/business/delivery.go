@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Delivery states.
@@ -46,6 +47,15 @@ type Delivery struct {
 	CreatedAt  time.Time
 }
 
+// Bounds of a delivery's record, so that it stays far below DynamoDB's
+// 400 KB item limit however many rounds it goes through: the log keeps the
+// last AttemptLogSize attempts (Attempt still counts them all), and an
+// attempt's error text is cut at ErrorTextMax bytes.
+const (
+	AttemptLogSize = 20
+	ErrorTextMax   = 256
+)
+
 // DeliveryAttempt is the log of one attempt.
 type DeliveryAttempt struct {
 	At        time.Time
@@ -80,7 +90,11 @@ func ParseRetrySchedule(s string) ([]time.Duration, error) {
 // schedule's wait with ±10% jitter), or failed when the schedule is used up.
 func (d *Delivery) Next(a DeliveryAttempt, ok bool, schedule []time.Duration) {
 	d.Attempt++
+	a.Error = clip(a.Error, ErrorTextMax)
 	d.Attempts = append(d.Attempts, a)
+	if n := len(d.Attempts); n > AttemptLogSize {
+		d.Attempts = append([]DeliveryAttempt(nil), d.Attempts[n-AttemptLogSize:]...)
+	}
 	switch retry := d.Attempt - d.RoundStart - 1; {
 	case ok:
 		d.State = DeliveryDelivered
@@ -91,4 +105,17 @@ func (d *Delivery) Next(a DeliveryAttempt, ok bool, schedule []time.Duration) {
 	default:
 		d.State = DeliveryFailed
 	}
+}
+
+// clip cuts s to at most n bytes, at a character boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = "…"
+	cut := n - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Error codes. Each maps to exactly one HTTP status in shared/api.
@@ -24,6 +25,7 @@ const (
 	EINTERNAL     = "internal"     // anything else; never shown to the caller
 	EBUSY         = "busy"         // too much contention; safe to retry
 	EUNAVAILABLE  = "unavailable"  // the database is throttled or unreachable; safe to retry
+	ELIMIT        = "rate_limited" // too many requests of a kind; retry after Error.RetryAfter
 )
 
 // Error is the product's error: a code for machines, a message for people and,
@@ -34,6 +36,9 @@ type Error struct {
 	Fields  map[string]string
 	// Cause is the failure behind an EUNAVAILABLE, for the log; never shown.
 	Cause error
+	// RetryAfter is, for an ELIMIT, how long until the request may be made
+	// again (answered as Retry-After, in whole seconds, at least 1).
+	RetryAfter time.Duration
 }
 
 // Unwrap returns the cause, if any.

@@ -186,15 +186,18 @@ func (s *Store) RotateKey(ctx context.Context, accountID string) (string, error)
 
 // FindAccountByKeyHash returns the account whose API key hashes to hash.
 // Returns EUNAUTHORIZED when no such key exists (unknown or rotated away).
+// The read is consistent, so that right after a rotation the new key works
+// and the old one does not; the API's key cache (shared/api/auth.go) keeps
+// this read off most requests, so its double cost is rarely paid.
 func (s *Store) FindAccountByKeyHash(ctx context.Context, hash string) (business.Account, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(keyPK(hash), "KEY")})
+	it, err := s.getItem(ctx, key(keyPK(hash), "KEY"), true)
 	if err != nil {
 		return business.Account{}, fmt.Errorf("get api key: %w", err)
 	}
-	if out.Item == nil {
+	if it == nil {
 		return business.Account{}, business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
 	}
-	return accountFrom(out.Item), nil
+	return accountFrom(it), nil
 }
 
 // SecretKeyPrefix starts the partition key of every callback secret's item.
@@ -283,6 +286,16 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 				del = put(s.table, it, "")
 			}
 			actions = append(actions, txItem{action: del})
+		} else if legacy := getS(cur, "callback_secret"); legacy != "" {
+			// The account's secret predates secret items: it moves to its item
+			// (unless one exists) before the REMOVE below takes it off the
+			// account, so deliveries stay signed.
+			actions = append(actions, txItem{action: types.TransactWriteItem{Update: &types.Update{
+				TableName: aws.String(s.table), Key: secretKey(accountID),
+				UpdateExpression:          aws.String("SET secret = if_not_exists(secret, :legacy), #type = :type, account_id = :a"),
+				ExpressionAttributeNames:  map[string]string{"#type": "type"},
+				ExpressionAttributeValues: attrs{":legacy": str(legacy), ":type": str("webhook_secret"), ":a": str(accountID)},
+			}}})
 		}
 		out.UpdatedAt = s.stamp()
 		set := "SET webhook_signed = :signed, webhook_updated_at = :at, version = if_not_exists(version, :zero) + :one"
@@ -308,6 +321,88 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 		return s.transact(ctx, actions)
 	})
 	return out, err
+}
+
+// MigrateLegacySecrets moves every callback secret still kept on its account
+// item (set before secrets had an item of their own, see SecretKeyPrefix) to
+// its secret item, so that no function that may read account items can read
+// a secret. One Scan of the table finds them (run once per deployment, from
+// the admin CLI; idempotent). Each account is one transaction: the secret
+// item is put unless one exists (an existing item is the newer setting and
+// wins), and callback_secret leaves the account item, which says
+// webhook_signed from then on, on condition that it still holds the secret
+// read; a concurrent change starts that account over. It returns how many
+// accounts it migrated; no secret appears in what it returns, errors
+// included.
+func (s *Store) MigrateLegacySecrets(ctx context.Context) (int, error) {
+	migrated := 0
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          aws.String("#t = :account AND attribute_exists(callback_secret)"),
+		ProjectionExpression:      aws.String("account_id"), // the secret is read again, consistently, per account
+		ExpressionAttributeNames:  map[string]string{"#t": "type"},
+		ExpressionAttributeValues: attrs{":account": str("account")},
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return migrated, fmt.Errorf("scan for account items with a callback_secret: %w", err)
+		}
+		for _, it := range page.Items {
+			id := getS(it, "account_id")
+			moved, err := s.migrateLegacySecret(ctx, id)
+			if err != nil {
+				return migrated, fmt.Errorf("migrate the callback secret of account %s (%d accounts migrated before it; run again to go on): %w", id, migrated, err)
+			}
+			if moved {
+				migrated++
+			}
+		}
+	}
+	return migrated, nil
+}
+
+// migrateLegacySecret moves one account's legacy callback_secret to its
+// secret item; false when there was none left to move.
+func (s *Store) migrateLegacySecret(ctx context.Context, accountID string) (bool, error) {
+	moved := false
+	err := retrying(ctx, func() error {
+		found, err := s.batchGet(ctx, []attrs{accountKey(accountID), secretKey(accountID)})
+		if err != nil {
+			return err
+		}
+		acct, item := found[0], found[1]
+		legacy, ok := acct["callback_secret"].(*types.AttributeValueMemberS)
+		if !ok { // moved or replaced since the Scan saw it: nothing left to move
+			moved = false
+			return nil
+		}
+		// The secret item is put only when there is none, and the account
+		// item changes only if it still holds the secret read: either
+		// condition failing means a concurrent change, read again.
+		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(s.table), Key: accountKey(accountID),
+			UpdateExpression:    aws.String("SET webhook_signed = :signed, version = if_not_exists(version, :zero) + :one REMOVE callback_secret"),
+			ConditionExpression: aws.String("callback_secret = :legacy"),
+			ExpressionAttributeValues: attrs{":signed": &types.AttributeValueMemberBOOL{Value: true}, ":legacy": legacy,
+				":zero": nInt(0), ":one": nInt(1)},
+		}}, onFail: errRetry}}
+		if item == nil {
+			it := secretKey(accountID)
+			it["type"], it["account_id"], it["secret"] = str("webhook_secret"), str(accountID), legacy
+			actions = append(actions, txItem{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry})
+		} else {
+			actions = append(actions, txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+				TableName: aws.String(s.table), Key: secretKey(accountID), ConditionExpression: aws.String("attribute_exists(PK)"),
+			}}, onFail: errRetry})
+		}
+		if err := s.transact(ctx, actions); err != nil {
+			return err
+		}
+		moved = true
+		return nil
+	})
+	return moved, err
 }
 
 func accountKey(accountID string) attrs { return key(acctPK(accountID), "ACCOUNT") }

@@ -6,6 +6,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 	"bizdata/shared/money"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // fixture is a store over a fresh table with one account.
@@ -253,10 +258,70 @@ func TestDeliveryContracts(t *testing.T) {
 	}
 	d.State = business.DeliveryDelivered
 	wantCode(t, f.st.SaveAttempt(f.ctx, d, lease), "")
-	due, err := f.st.DueDeliveries(f.ctx, time.Now(), 10)
+	due, _, err := f.st.AccountDue(f.ctx, f.acct, 10)
 	wantCode(t, err, "")
 	if len(due) != 0 {
 		t.Fatalf("a delivered delivery is due: %+v", due)
+	}
+}
+
+// TestQueueContracts: a woken account is ready; Park moves it only when
+// nothing was queued since its read, and removes it when nothing waits; a
+// delivery left in a shard of the due index by the dispatcher before queues
+// is moved to its account's partition and its account woken.
+func TestQueueContracts(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now().UTC()
+	ready := func() []store.Queue {
+		t.Helper()
+		qs, err := f.st.ReadyQueues(f.ctx, now)
+		wantCode(t, err, "")
+		return qs
+	}
+	if qs := ready(); len(qs) != 0 {
+		t.Fatalf("ready before any wake: %+v", qs)
+	}
+	wantCode(t, f.st.Wake(f.ctx, f.acct, now), "")
+	qs := ready()
+	if len(qs) != 1 || qs[0].AccountID != f.acct || qs[0].Gen != 1 {
+		t.Fatalf("after a wake: %+v", qs)
+	}
+	wantCode(t, f.st.Wake(f.ctx, f.acct, now), "") // queued again since the read
+	if err := f.st.Park(f.ctx, qs[0], now.Add(time.Hour)); err != store.ErrNotClaimed {
+		t.Fatalf("a stale park moved the entry: %v", err)
+	}
+	qs = ready()
+	wantCode(t, f.st.Park(f.ctx, qs[0], now.Add(time.Hour)), "")
+	if qs := ready(); len(qs) != 0 {
+		t.Fatalf("ready after parking an hour ahead: %+v", qs)
+	}
+	if qs, _ := f.st.ReadyQueues(f.ctx, now.Add(2*time.Hour)); len(qs) != 1 {
+		t.Fatalf("not ready once the park time passed: %+v", qs)
+	}
+	q, err := f.st.FindQueue(f.ctx, f.acct)
+	wantCode(t, err, "")
+	wantCode(t, f.st.Park(f.ctx, q, time.Time{}), "")
+	if qs, _ := f.st.ReadyQueues(f.ctx, now.Add(48*time.Hour)); len(qs) != 0 {
+		t.Fatalf("ready after parking with nothing waiting: %+v", qs)
+	}
+
+	// A waiting delivery as the dispatcher before queues stored it.
+	_, err = f.st.Client().PutItem(f.ctx, &dynamodb.PutItemInput{TableName: aws.String(f.st.Table()), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "A#" + f.acct + "#DELIVERY#txn_old"}, "SK": &types.AttributeValueMemberS{Value: "DELIVERY"},
+		"type": &types.AttributeValueMemberS{Value: "delivery"}, "account_id": &types.AttributeValueMemberS{Value: f.acct},
+		"transaction_id": &types.AttributeValueMemberS{Value: "txn_old"}, "webhook_id": &types.AttributeValueMemberS{Value: "msg_txn_old"},
+		"state": &types.AttributeValueMemberS{Value: "pending"}, "attempt": &types.AttributeValueMemberN{Value: "0"},
+		"next_at":             &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix() - 60)},
+		store.IndexDue + "PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("DUE#%02d", store.ShardOf(f.acct))},
+		store.IndexDue + "SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("%012d#%s#txn_old", now.Unix()-60, f.acct)},
+	}})
+	wantCode(t, err, "")
+	ready() // moves it
+	qs = ready()
+	due, _, err := f.st.AccountDue(f.ctx, f.acct, 10)
+	wantCode(t, err, "")
+	if len(qs) != 1 || qs[0].AccountID != f.acct || len(due) != 1 || due[0].TransactionID != "txn_old" {
+		t.Fatalf("legacy due delivery: ready %+v, account's due %+v", qs, due)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"sort"
 	"sync"
 	"time"
 
@@ -18,13 +17,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// DueShards is how many partitions the due index is spread over: an
-// account's deliveries live in one (chosen by a hash of the account), so
-// retries scale out and one account's backlog never hides another's.
+// DueShards is how many partitions the accounts' ready entries are spread
+// over (chosen by a hash of the account; see queue.go), so the dispatcher's
+// reads scale out.
 const DueShards = 16
 
 // legacyDuePartition is where deliveries were due before sharding; it is
-// still read so that none is left behind.
+// still read, and what it holds moved on, so that none is left behind.
 const legacyDuePartition = "DUE"
 
 func duePartition(account string) string {
@@ -50,6 +49,9 @@ func deliveryItem(d business.Delivery) attrs {
 	it[IndexCreated+"PK"] = str(acctPK(d.AccountID) + "#DELIVERY")
 	it[IndexCreated+"SK"] = str(fmtTime(d.CreatedAt) + "#" + d.TransactionID)
 	deliveryState(it, d)
+	if d.Waiting() {
+		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(accountDuePK(d.AccountID)), str(dueSK(d))
+	}
 	return it
 }
 
@@ -99,9 +101,6 @@ func deliveryFrom(it attrs) business.Delivery {
 // seen twice), so each payment gets exactly one delivery.
 func (s *Store) CreateDelivery(ctx context.Context, d business.Delivery) (bool, error) {
 	it := deliveryItem(d)
-	if d.Waiting() {
-		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition(d.AccountID)), str(dueSK(d))
-	}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)"),
 	})
@@ -159,13 +158,19 @@ func (s *Store) ClaimDelivery(ctx context.Context, d business.Delivery, now time
 	return l, nil
 }
 
-// SaveAttempt stores d after an attempt (or a hold) made under lease l: its
-// state, log and, while it waits, its place in the due index. Returns ErrNotClaimed when
-// the lease was lost (the attempt outlived it and another runner took over).
+// ErrUnsavable says a delivery's record could not be stored as it is: too
+// large for DynamoDB, or refused as invalid. Retrying cannot help; the caller
+// ends the delivery with FailUnsavable.
+var ErrUnsavable = errors.New("store: delivery record cannot be saved")
+
+// SaveAttempt stores d after an attempt made under lease l: its state, log
+// and, while it waits, its place in its account's due partition. Returns
+// ErrNotClaimed when the lease was lost (the attempt outlived it and another
+// runner took over), and ErrUnsavable when the record cannot be stored.
 func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) error {
 	it := deliveryItem(d)
-	if d.Waiting() {
-		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(duePartition(d.AccountID)), str(dueSK(d))
+	if checkSize(it) != nil {
+		return fmt.Errorf("%w: %d KB", ErrUnsavable, DeliveryItemBytes(d)/1024)
 	}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table), Item: it,
@@ -173,66 +178,92 @@ func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) e
 		ExpressionAttributeValues: attrs{":t": str(l.token)},
 	})
 	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
+	var invalid interface{ ErrorCode() string }
+	switch {
+	case errors.As(err, &cf):
 		return ErrNotClaimed
-	}
-	if err != nil {
+	case errors.As(err, &invalid) && invalid.ErrorCode() == "ValidationException":
+		return fmt.Errorf("%w: %v", ErrUnsavable, err)
+	case err != nil:
 		return fmt.Errorf("save delivery: %w", err)
 	}
 	return nil
 }
 
-// DueDeliveries returns deliveries whose next attempt is due at now, up to
-// perShard from each shard of the due index (read in parallel), earliest
-// first.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, perShard int) ([]business.Delivery, error) {
-	partitions := []string{legacyDuePartition}
-	for i := 0; i < DueShards; i++ {
-		partitions = append(partitions, fmt.Sprintf("DUE#%02d", i))
+// DeliveryItemBytes is an upper bound of the size of d's stored record.
+func DeliveryItemBytes(d business.Delivery) int {
+	n := 0
+	for name, v := range deliveryItem(d) {
+		n += len(name) + valueSize(v)
 	}
-	results := make([][]business.Delivery, len(partitions))
-	errs := make([]error, len(partitions))
-	var wg sync.WaitGroup
-	for i, pk := range partitions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-				TableName:                 aws.String(s.table),
-				IndexName:                 aws.String(IndexDue),
-				KeyConditionExpression:    aws.String(IndexDue + "PK = :pk AND " + IndexDue + "SK < :to"),
-				ExpressionAttributeValues: attrs{":pk": str(pk), ":to": str(fmt.Sprintf("%012d$", now.Unix()))},
-				Limit:                     aws.Int32(int32(perShard)),
-			})
-			if err != nil {
-				errs[i] = fmt.Errorf("query due deliveries: %w", err)
-				return
-			}
-			for _, it := range out.Items {
-				results[i] = append(results[i], deliveryFrom(it))
-			}
-		}()
+	return n
+}
+
+// FailUnsavable ends a delivery whose record SaveAttempt could not store:
+// failed, out of the due index, its log replaced by the last attempt and a
+// note, under lease l. Returns ErrNotClaimed when the lease was lost.
+func (s *Store) FailUnsavable(ctx context.Context, d business.Delivery, l Lease, last business.DeliveryAttempt) error {
+	note := attrs{"at": str(fmtTime(last.At)), "status": nInt(int64(last.Status)), "ms": nInt(last.LatencyMS)}
+	setS(note, "error", "the delivery's record could not be saved, so it was ended as failed; last attempt: "+last.Error)
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       deliveryKey(d.AccountID, d.TransactionID),
+		UpdateExpression:          aws.String("SET #st = :failed, attempt = :n, attempts = :log REMOVE lease_token, lease_until, " + IndexDue + "PK, " + IndexDue + "SK"),
+		ConditionExpression:       aws.String("lease_token = :t"),
+		ExpressionAttributeNames:  map[string]string{"#st": "state"},
+		ExpressionAttributeValues: attrs{":failed": str(business.DeliveryFailed), ":n": nInt(int64(d.Attempt)), ":log": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: note}}}, ":t": str(l.token)},
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return ErrNotClaimed
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if err != nil {
+		return fmt.Errorf("fail delivery: %w", err)
 	}
-	var ds []business.Delivery
-	for _, r := range results {
-		ds = append(ds, r...)
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].NextAt.Before(ds[j].NextAt) })
-	return ds, nil
+	return nil
 }
 
 // ListDeliveries returns a page of an account's deliveries, newest first;
-// state, when not empty, keeps only deliveries in that state.
+// state, when not empty, keeps only deliveries in that state. While the
+// account's circuit is open its pending deliveries are shown held, due at the
+// probe (they are not rewritten when the circuit opens: the account's queue
+// item holds them all).
 func (s *Store) ListDeliveries(ctx context.Context, account, state string, limit int, cursor string) (Page[business.Delivery], error) {
 	q := query{index: IndexCreated, pk: acctPK(account) + "#DELIVERY", limit: limit, cursor: cursor}
+	var queue Queue
+	var qerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); queue, qerr = s.FindQueue(ctx, account) }()
+	if state == business.DeliveryPending || state == business.DeliveryHeld {
+		// Which stored states answer the filter depends on the circuit.
+		wg.Wait()
+		if qerr != nil {
+			return Page[business.Delivery]{}, qerr
+		}
+		if queue.Open() {
+			if state == business.DeliveryPending {
+				return Page[business.Delivery]{Items: []business.Delivery{}}, nil
+			}
+			state = "" // every waiting delivery shows held
+			q.filter, q.names, q.values = "#st IN (:p, :h)", map[string]string{"#st": "state"}, attrs{":p": str(business.DeliveryPending), ":h": str(business.DeliveryHeld)}
+		}
+	}
 	if state != "" {
 		q.filter, q.names, q.values = "#st = :st", map[string]string{"#st": "state"}, attrs{":st": str(state)}
 	}
-	return page(ctx, s, q, deliveryFrom)
+	p, err := page(ctx, s, q, deliveryFrom)
+	wg.Wait()
+	if err == nil {
+		err = qerr
+	}
+	if err != nil {
+		return p, err
+	}
+	for i := range p.Items {
+		p.Items[i] = queue.View(p.Items[i])
+	}
+	return p, nil
 }
 
 // Redeliver queues a delivery that is not pending for a new round of
@@ -247,20 +278,19 @@ func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time
 		return d, business.Errorf(business.ECONFLICT, "delivery of %s is still %s (attempt %d); it will be retried", tx, d.State, d.Attempt+1)
 	}
 	d.State, d.RoundStart, d.NextAt = business.DeliveryPending, d.Attempt, now
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       deliveryKey(account, tx),
-		UpdateExpression:          aws.String("SET #st = :pending, round_start = :n, next_at = :now, " + IndexDue + "PK = :due, " + IndexDue + "SK = :sk REMOVE lease_token, lease_until"),
-		ConditionExpression:       aws.String("attempt = :n AND NOT (#st IN (:pending, :held))"),
-		ExpressionAttributeNames:  map[string]string{"#st": "state"},
-		ExpressionAttributeValues: attrs{":pending": str(business.DeliveryPending), ":held": str(business.DeliveryHeld), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(duePartition(account)), ":sk": str(dueSK(d))},
+	err = s.transact(ctx, []txItem{
+		{action: types.TransactWriteItem{Update: &types.Update{
+			TableName:                 aws.String(s.table),
+			Key:                       deliveryKey(account, tx),
+			UpdateExpression:          aws.String("SET #st = :pending, round_start = :n, next_at = :now, " + IndexDue + "PK = :due, " + IndexDue + "SK = :sk REMOVE lease_token, lease_until"),
+			ConditionExpression:       aws.String("attempt = :n AND NOT (#st IN (:pending, :held))"),
+			ExpressionAttributeNames:  map[string]string{"#st": "state"},
+			ExpressionAttributeValues: attrs{":pending": str(business.DeliveryPending), ":held": str(business.DeliveryHeld), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(accountDuePK(account)), ":sk": str(dueSK(d))},
+		}}, onFail: business.Errorf(business.ECONFLICT, "delivery of %s changed meanwhile; look again", tx)},
+		{action: types.TransactWriteItem{Update: s.wakeUpdate(account, now)}},
 	})
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return d, business.Errorf(business.ECONFLICT, "delivery of %s changed meanwhile; look again", tx)
-	}
 	if err != nil {
-		return d, fmt.Errorf("redeliver: %w", err)
+		return d, err
 	}
 	return d, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +18,8 @@ import (
 )
 
 // SaleRecord is a sale with its payments, oldest first: everything a sale's
-// response shows, read with one Query.
+// response shows, read with one Query (more only for a sale whose payments
+// pass 1 MB; see findSale).
 type SaleRecord struct {
 	Sale     business.Sale
 	Payments []business.Payment
@@ -180,6 +182,7 @@ func paymentItem(account string, p business.Payment) attrs {
 	setS(it, "issued_by", p.IssuedBy)
 	it["payment_status"] = str(p.PaymentStatus)
 	it["payment_at"] = str(fmtTime(p.PaymentAt))
+	it[IndexDue+"PK"], it[IndexDue+"SK"] = str(paidPartition(account, p.PaymentAt)), str(paidSK(account, p))
 	return it
 }
 
@@ -310,35 +313,52 @@ func taken(field, value string) error {
 		Fields: map[string]string{field: "is already used"}}
 }
 
-// FindSaleByCode returns a sale and its payments with one Query. Returns ENOTFOUND
+// FindSaleByCode returns a sale and its payments, with one Query unless they
+// pass 1 MB (see findSale). Returns ENOTFOUND
 // when the account has no sale with that invoice code.
 func (s *Store) FindSaleByCode(ctx context.Context, account, code string) (SaleRecord, error) {
 	return s.findSale(ctx, account, code, false)
 }
 
+// findSale reads the sale's partition newest first: the sale item (SK
+// "SALE") sorts after its payments ("PAY#0001"…), so it heads the first page
+// whatever their size, and a missing sale is known after one call. A sale
+// whose payments pass the 1 MB a Query page holds is read on, page after
+// page, until every payment is in; a sale with few payments is one Query.
+// Payments are only ever added, above the last, so one made while the pages
+// are read sorts above every page still to come and is not mixed in: the
+// record is the sale as its item was read, with the payments it counts.
 func (s *Store) findSale(ctx context.Context, account, code string, consistent bool) (SaleRecord, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("PK = :pk"),
 		ExpressionAttributeValues: attrs{":pk": str(salePK(account, code))},
 		ConsistentRead:            aws.Bool(consistent),
+		ScanIndexForward:          aws.Bool(false),
 	})
-	if err != nil {
-		return SaleRecord{}, fmt.Errorf("query sale: %w", err)
-	}
 	var rec SaleRecord
 	found := false
-	for _, it := range out.Items {
-		switch getS(it, "type") {
-		case "sale":
-			rec.Sale, found = saleFrom(it), true
-		case "payment":
-			rec.Payments = append(rec.Payments, PaymentFrom(it))
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return SaleRecord{}, fmt.Errorf("query sale: %w", err)
+		}
+		for _, it := range out.Items {
+			switch getS(it, "type") {
+			case "sale":
+				rec.Sale, found = saleFrom(it), true
+			case "payment":
+				rec.Payments = append(rec.Payments, PaymentFrom(it))
+			}
+		}
+		if !found {
+			break
 		}
 	}
 	if !found {
 		return SaleRecord{}, business.Errorf(business.ENOTFOUND, "Sale not found")
 	}
+	slices.Reverse(rec.Payments) // oldest first
 	return rec, nil
 }
 

@@ -14,6 +14,7 @@
 //	sale payment     PK A#<acct>#SALE#<invoice code>  SK PAY#<seq>
 //	unique value     PK A#<acct>#UNIQUE#<what>#<val>  SK UNIQUE
 //	idempotency key  PK A#<acct>#IDEM#<route>#<key>   SK IDEM (expires via TTL)
+//	test-send count  PK A#<acct>                      SK TESTSEND#<Unix minute> (expires via TTL)
 //
 // Lists read global secondary indexes whose partition key names the account,
 // the kind and (for equality filters) the filter value, and whose sort key is

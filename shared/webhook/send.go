@@ -23,6 +23,10 @@ import (
 // Timeout bounds one delivery attempt.
 const Timeout = 10 * time.Second
 
+// TestTimeout bounds a test notification's wait for the receiver (SendWithin),
+// so the API answers it within its function's time budget.
+const TestTimeout = 5 * time.Second
+
 // Payload is the body of a payment notification: the description's six
 // fields plus invoice_code and payment_status.
 type Payload struct {
@@ -110,6 +114,19 @@ func NewSender(allowPrivate bool) *Sender {
 // Send makes one attempt of d to callbackURL and returns its log entry and whether
 // it succeeded (a 2xx answer; a redirect is a failure).
 func (s *Sender) Send(ctx context.Context, d business.Delivery, callbackURL, secret string, now time.Time) (business.DeliveryAttempt, bool) {
+	return s.SendWithin(ctx, d, callbackURL, secret, now, Timeout)
+}
+
+// SendWithin is Send with the attempt bounded by limit instead of Timeout
+// (a limit above Timeout is cut to it): a receiver that has not answered
+// within limit is logged as "timed out after <limit>".
+func (s *Sender) SendWithin(ctx context.Context, d business.Delivery, callbackURL, secret string, now time.Time, limit time.Duration) (business.DeliveryAttempt, bool) {
+	limit = min(limit, Timeout)
+	if limit < Timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
 	a := business.DeliveryAttempt{At: now}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(d.Payload))
 	if err != nil {
@@ -129,7 +146,7 @@ func (s *Sender) Send(ctx context.Context, d business.Delivery, callbackURL, sec
 	res, err := s.client.Do(req)
 	a.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {
-		a.Error = describe(err)
+		a.Error = describe(err, limit)
 		return a, false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
@@ -145,17 +162,18 @@ func (s *Sender) Send(ctx context.Context, d business.Delivery, callbackURL, sec
 	return a, true
 }
 
-// describe turns a transport error into a short log text.
-func describe(err error) string {
+// describe turns a transport error of an attempt bounded by limit into a
+// short log text.
+func describe(err error, limit time.Duration) string {
 	switch {
 	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork), errors.Is(err, ssrf.ErrProhibitedPort):
 		return "refused: the callback URL resolves to a private or reserved address"
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timed out after " + Timeout.String()
+		return "timed out after " + limit.String()
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return "timed out after " + Timeout.String()
+		return "timed out after " + limit.String()
 	}
 	// The URL may carry a token in its query: log the cause without it.
 	var ue *url.Error

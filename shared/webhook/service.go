@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -15,31 +16,56 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// leaseTime is how long a runner holds a delivery's attempt: longer than an
-// attempt can take, so a live runner never loses it.
+// leaseTime is how long a runner holds a delivery's attempt, or an open
+// circuit's probe: longer than an attempt can take, so a live runner never
+// loses it.
 const leaseTime = 3 * Timeout
 
 // Limits of one dispatcher: attempts in flight at once, in all and per
-// account (so a merchant whose endpoint is slow or hangs uses only its share
-// of the sending capacity), and the circuit breaker's settings.
+// account while other accounts wait (so a merchant whose endpoint is slow or
+// hangs uses only its share of the sending capacity), and the circuit
+// breaker's settings.
 const (
 	MaxInFlight        = 128
 	MaxInFlightAccount = 8
+	// Spare is how many slots the accounts' shares leave free, so a merchant
+	// whose work comes due finds one at the next poll however many others
+	// are busy; and the slots beyond their shares that busy merchants may
+	// take while no one else waits stop at half of MaxInFlight.
+	Spare         = MaxInFlightAccount
+	MaxBeyondTurn = MaxInFlight / 2
 	// BreakerThreshold consecutive failed attempts of one account open its
 	// circuit: its waiting deliveries are held until a probe, BreakerProbe
 	// later, shows the endpoint answering again.
 	BreakerThreshold = 5
 	BreakerProbe     = 30 * time.Second
+	// QueueSettle is how long after deliveries were queued the dispatcher
+	// trusts a read of the account's due partition that finds none of them
+	// (the index is eventually consistent): until then it looks again within
+	// a second instead of parking the account.
+	QueueSettle = 10 * time.Second
+	// Sweep settings: payments written more than SweepDelay ago without a
+	// delivery get one (the stream records them within seconds); the first
+	// sweep looks back SweepLookback (the stream's 24 h and a margin), and one
+	// sweep covers at most SweepSpan.
+	SweepDelay    = 3 * time.Minute
+	SweepEvery    = time.Minute
+	SweepLookback = 25 * time.Hour
+	SweepSpan     = 6 * time.Hour
 )
 
 // Service records one delivery per payment and makes its attempts.
 // Recording (HandleStream, the deliver-webhooks function) is fast and never
 // waits on a receiver; attempts are made by Dispatch (the retry-webhooks
-// function, and the devserver's loop), from the sharded due index, with many
-// attempts in flight but a bounded share per account, and a circuit breaker
-// per account. Deliveries live in the table, so nothing depends on the
-// stream's 24-hour retention, and each attempt is claimed before it is made,
-// so two runners never make the same attempt.
+// function, and the devserver's loop) from the accounts' webhook queues (see
+// store/queue.go): each pass reads the accounts that have work due, one entry
+// each however deep their backlog, gives each its share of the attempts in
+// flight, and the slots left over to the accounts that have more (work
+// conserving). The circuit breaker of each account lives in its queue item,
+// so every dispatcher sees it. Deliveries live in the table, so nothing
+// depends on the stream's 24-hour retention; each attempt is claimed before
+// it is made, so two runners never make the same attempt; and a periodic
+// sweep gives a delivery to any payment the stream did not.
 type Service struct {
 	store    *store.Store
 	sender   *Sender
@@ -47,31 +73,38 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 
-	// Probe is BreakerProbe unless a test shortens it.
-	Probe time.Duration
+	// Probe is BreakerProbe, and SweepDelay SweepDelay, unless a test
+	// shortens them.
+	Probe      time.Duration
+	SweepDelay time.Duration
 
 	mu       sync.Mutex
 	inFlight map[string]bool // "<account>/<transaction>" attempts under way
 	perAcct  map[string]int
-	breakers map[string]*breaker
+	drained  map[string]int64 // account -> queue gen whose due work is all in flight here
+	probing  map[string]bool
+	failing  map[string]bool // accounts whose failure count in the table may be above 0
+	settings map[string]cachedWebhook
 	slots    chan struct{}
 	wg       sync.WaitGroup
 }
 
-// breaker is one account's circuit: failures counts consecutive failed
-// attempts; while openUntil is ahead, the account's deliveries are held, and
-// once it passes one probe attempt decides whether to close it.
-type breaker struct {
-	failures  int
-	openUntil time.Time
-	probing   bool
+// cachedWebhook is an account's webhook settings as read at.
+type cachedWebhook struct {
+	wh business.Webhook
+	at time.Time
 }
+
+// settingsTTL is how long a dispatcher uses an account's webhook settings
+// before reading them again.
+const settingsTTL = 5 * time.Second
 
 // NewService returns a Service; schedule is the wait before each retry.
 func NewService(st *store.Store, sender *Sender, schedule []time.Duration, log *slog.Logger) *Service {
 	return &Service{store: st, sender: sender, schedule: schedule, log: log, now: func() time.Time { return time.Now().UTC() },
-		Probe: BreakerProbe, inFlight: map[string]bool{}, perAcct: map[string]int{}, breakers: map[string]*breaker{},
-		slots: make(chan struct{}, MaxInFlight)}
+		Probe: BreakerProbe, SweepDelay: SweepDelay, inFlight: map[string]bool{}, perAcct: map[string]int{},
+		drained: map[string]int64{}, probing: map[string]bool{}, failing: map[string]bool{},
+		settings: map[string]cachedWebhook{}, slots: make(chan struct{}, MaxInFlight)}
 }
 
 // IsPaymentInsert reports whether a stream record is the insertion of a
@@ -82,34 +115,79 @@ func IsPaymentInsert(r events.DynamoDBEventRecord) bool {
 }
 
 // HandleStream is the deliver-webhooks function: for each payment insert it
-// records a delivery, due at once; it never waits on a receiver (Dispatch
-// makes the attempts). A record whose delivery could not be recorded is
-// reported by its sequence number, so Lambda retries from it; a record seen
-// again finds its delivery and does nothing.
+// records a delivery, due at once, and wakes its account's queue; it never
+// waits on a receiver (Dispatch makes the attempts). A record whose delivery
+// could not be recorded is reported by its sequence number, so Lambda retries
+// from it; a record seen again finds its delivery and does nothing.
 func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
+	var payments []map[string]types.AttributeValue
+	var seqs []string
+	for _, r := range ev.Records {
+		if IsPaymentInsert(r) {
+			payments = append(payments, FromStreamImage(r.Change.NewImage))
+			seqs = append(seqs, r.Change.SequenceNumber)
+		}
+	}
+	for _, i := range s.recordAll(ctx, payments) {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seqs[i]})
+	}
+	return resp, nil
+}
+
+// recordAll records the delivery of each payment record, then wakes each
+// account that got one to wait; it returns the indexes of the payments whose
+// delivery (or its account's wake) could not be recorded.
+func (s *Service) recordAll(ctx context.Context, payments []map[string]types.AttributeValue) []int {
 	var mu sync.Mutex
+	var failed []int
+	fail := func(i int) { mu.Lock(); failed = append(failed, i); mu.Unlock() }
+	woken := map[string][]int{} // account -> its payments, when one waits
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	accounts := &batchAccounts{m: map[string]*accountRead{}}
-	for _, r := range ev.Records {
-		if !IsPaymentInsert(r) {
-			continue
-		}
+	for i, img := range payments {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := s.record(ctx, accounts, FromStreamImage(r.Change.NewImage)); err != nil {
-				s.log.ErrorContext(ctx, "webhook delivery not recorded", "sequence_number", r.Change.SequenceNumber, "error", err.Error())
+			account, waiting, err := s.record(ctx, accounts, img)
+			if err != nil {
+				s.log.ErrorContext(ctx, "webhook delivery not recorded", "transaction_id", getString(img, "transaction_id"), "error", err.Error())
+				fail(i)
+				return
+			}
+			if waiting {
 				mu.Lock()
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+				woken[account] = append(woken[account], i)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return resp, nil
+	now := s.now()
+	for account, is := range woken {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.store.Wake(ctx, account, now); err != nil {
+				s.log.ErrorContext(ctx, "webhook queue not woken", "account_id", account, "error", err.Error())
+				for _, i := range is {
+					fail(i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return failed
+}
+
+func getString(img map[string]types.AttributeValue, k string) string {
+	if v, ok := img[k].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
 }
 
 // batchAccounts reads each account of a stream batch once, however many of
@@ -139,19 +217,18 @@ func (b *batchAccounts) find(ctx context.Context, st *store.Store, id string) (b
 }
 
 // record creates the delivery of one payment record: pending and due now,
-// or skipped when the account has no callback URL.
-func (s *Service) record(ctx context.Context, accounts *batchAccounts, img map[string]types.AttributeValue) error {
+// or skipped when the account has no callback URL. It returns the account
+// and whether the delivery waits for an attempt (found existing, it is
+// reported waiting: waking its account again is harmless).
+func (s *Service) record(ctx context.Context, accounts *batchAccounts, img map[string]types.AttributeValue) (string, bool, error) {
 	p := store.PaymentFrom(img)
-	accountID := ""
-	if v, ok := img["account_id"].(*types.AttributeValueMemberS); ok {
-		accountID = v.Value
-	}
+	accountID := getString(img, "account_id")
 	if accountID == "" || p.TransactionID == "" {
-		return fmt.Errorf("payment record without account_id or transaction_id")
+		return "", false, fmt.Errorf("payment record without account_id or transaction_id")
 	}
 	acct, settings, err := accounts.find(ctx, s.store, accountID)
 	if err != nil {
-		return err
+		return "", false, err
 	}
 	now := s.now()
 	d := business.Delivery{
@@ -161,17 +238,68 @@ func (s *Service) record(ctx context.Context, accounts *batchAccounts, img map[s
 	if settings.CallbackURL == "" {
 		d.State = business.DeliverySkipped
 	}
-	_, err = s.store.CreateDelivery(ctx, d)
-	return err
+	created, err := s.store.CreateDelivery(ctx, d)
+	return accountID, !created || d.Waiting(), err
+}
+
+// Sweep gives a delivery to every payment written between the sweep cursor
+// and SweepDelay ago that has none (its stream batch was skipped), moving the
+// cursor on SweepSpan at a time. Deliveries are created as the stream would
+// have, with the same webhook-id, so a stream record handled late finds them
+// and does nothing. It returns how many it created.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	until := s.now().Add(-s.SweepDelay).Truncate(time.Second)
+	from, err := s.store.SweepCursor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	first := from.IsZero()
+	if first {
+		from = until.Add(-SweepLookback)
+	}
+	created := 0
+	for from.Before(until) {
+		to := from.Add(SweepSpan)
+		if to.After(until) {
+			to = until
+		}
+		written, err := s.store.PaymentsWritten(ctx, from, to)
+		if err != nil {
+			return created, err
+		}
+		missing, err := s.store.WithoutDelivery(ctx, written)
+		if err != nil {
+			return created, err
+		}
+		failed := s.recordAll(ctx, missing)
+		created += len(missing) - len(failed)
+		if len(failed) > 0 {
+			return created, fmt.Errorf("sweep: %d of %d missing deliveries not recorded; the next sweep tries again", len(failed), len(missing))
+		}
+		if len(missing) > 0 {
+			s.log.WarnContext(ctx, "webhook sweep recorded deliveries the stream had not", "count", len(missing), "from", from, "to", to)
+		}
+		if err := s.store.AdvanceSweep(ctx, from, to, first); err != nil {
+			return created, err
+		}
+		from, first = to, false
+	}
+	return created, nil
 }
 
 // Dispatch makes due attempts until stopAt (or ctx ends), looking for due
-// deliveries every poll, then waits for the attempts under way. An account
-// has at most MaxInFlightAccount attempts in flight, all accounts together
-// MaxInFlight, so a slow endpoint delays only its own deliveries.
+// work every poll and sweeping for payments without a delivery every
+// SweepEvery, then waits for the attempts under way.
 func (s *Service) Dispatch(ctx context.Context, stopAt time.Time, poll time.Duration) {
 	defer s.wg.Wait()
+	var swept time.Time
 	for ctx.Err() == nil && time.Now().Before(stopAt) {
+		if time.Since(swept) >= SweepEvery {
+			swept = time.Now()
+			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "webhook sweep", "error", err.Error())
+			}
+		}
 		if err := s.dispatchDue(ctx); err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "webhook dispatch", "error", err.Error())
 		}
@@ -189,133 +317,282 @@ func (s *Service) DispatchOnce(ctx context.Context) error {
 	return err
 }
 
-// dispatchDue starts an attempt (or a hold) for each due delivery that its
-// account's share, the breaker and the free slots allow; it does not wait
-// for them.
+// dispatchDue reads the accounts with work due and starts their attempts,
+// without waiting for them: first each account's share (MaxInFlight shared by
+// the accounts due, at most MaxInFlightAccount each, Spare left over), then
+// free slots up to MaxBeyondTurn in use, spread over the healthy accounts that
+// have more due than their share (work conserving: a lone busy merchant may
+// use what no one else waits for; the next pass gives a newcomer its share
+// first).
+// An account whose circuit's probe time has come gets its probe instead.
 func (s *Service) dispatchDue(ctx context.Context) error {
-	due, err := s.store.DueDeliveries(ctx, s.now(), 100)
+	now := s.now()
+	qs, err := s.store.ReadyQueues(ctx, now)
 	if err != nil {
 		return err
 	}
-	settings := map[string]business.Webhook{}
-	for _, d := range due {
-		id := d.AccountID + "/" + d.TransactionID
-		now := s.now()
-		s.mu.Lock()
-		b := s.breakers[d.AccountID]
-		if b == nil {
-			b = &breaker{}
-			s.breakers[d.AccountID] = b
+	var active []store.Queue
+	for _, q := range qs {
+		switch {
+		case q.Held(now): // woken while held: it waits for its probe
+		case q.Open():
+			s.probe(ctx, q, now)
+		default:
+			active = append(active, q)
 		}
-		hold := now.Before(b.openUntil)
-		skip := s.inFlight[id] || s.perAcct[d.AccountID] >= MaxInFlightAccount ||
-			(!hold && !b.openUntil.IsZero() && b.probing) // one probe at a time
-		probe := !skip && !hold && !b.openUntil.IsZero()
-		if probe {
-			b.probing = true // the circuit's time is up: this attempt is its probe
+	}
+	share := max(1, min(MaxInFlightAccount, (MaxInFlight-Spare)/max(1, len(active))))
+	s.mu.Lock()
+	before := maps.Clone(s.perAcct)
+	s.mu.Unlock()
+	var hungry []store.Queue
+	for _, q := range active {
+		if s.fill(ctx, q, share, now) {
+			hungry = append(hungry, q)
 		}
-		until := b.openUntil
-		s.mu.Unlock()
-		// endProbe lets another attempt probe when this one ends without an
-		// outcome (not started, or claimed by another runner).
-		endProbe := func() {
-			if probe {
-				s.mu.Lock()
-				b.probing = false
-				s.mu.Unlock()
+	}
+	if free := MaxBeyondTurn - len(s.slots); free > 0 && len(hungry) > 0 {
+		extra := max(1, free/len(hungry))
+		for _, q := range hungry {
+			// An account at most doubles what it had in flight when the pass
+			// began, and only while its attempts do not fail: a failing
+			// endpoint is not flooded before its circuit opens.
+			s.mu.Lock()
+			n, failing := s.perAcct[q.AccountID], s.failing[q.AccountID]
+			s.mu.Unlock()
+			if grow := min(extra, before[q.AccountID]); !failing && grow > 0 {
+				s.fill(ctx, q, n+grow, now)
 			}
 		}
-		if skip || (hold && d.State == business.DeliveryHeld && !d.NextAt.Before(until)) {
+	}
+	return nil
+}
+
+// fill starts attempts of q's account up to limit in flight here, from its due
+// partition, and reports whether more of its work is due than that. When
+// nothing of the account is under way and nothing more is due, it parks the
+// account's ready entry at its next due time (or removes it when nothing
+// waits).
+func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.Time) bool {
+	s.markFailing(q)
+	s.mu.Lock()
+	local := s.perAcct[q.AccountID]
+	gen, drained := s.drained[q.AccountID]
+	s.mu.Unlock()
+	if drained && gen == q.Gen && local > 0 {
+		return false // all its due work is under way here, and nothing was queued since
+	}
+	want := limit - local
+	if want <= 0 {
+		return true
+	}
+	ds, more, err := s.store.AccountDue(ctx, q.AccountID, local+want+MaxInFlightAccount)
+	if err != nil {
+		s.log.WarnContext(ctx, "webhook dispatch: due deliveries not read", "account_id", q.AccountID, "error", err.Error())
+		return false
+	}
+	var next time.Time // when the account next has work, if nothing is under way
+	earlier := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	started, busy, remaining := 0, local > 0, false
+	for _, d := range ds {
+		if d.NextAt.After(now) {
+			earlier(d.NextAt)
+			more = false // the rest are later still
+			break
+		}
+		if s.underWay(d.Delivery) {
+			busy = true
 			continue
 		}
-		wh, ok := settings[d.AccountID]
-		if !ok && !hold {
-			var err error
-			if _, wh, err = s.store.FindAccount(ctx, d.AccountID); err != nil {
-				endProbe()
-				s.log.WarnContext(ctx, "webhook dispatch: account not read", "account_id", d.AccountID, "error", err.Error())
-				continue
-			}
-			settings[d.AccountID] = wh
+		if !d.LeaseUntil.Before(now) { // another dispatcher's attempt: look again soon
+			earlier(now.Add(2 * time.Second))
+			continue
 		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
-			endProbe()
-			return nil // every slot is busy: the next poll goes on
+		if started == want {
+			remaining = true
+			break
 		}
+		wh, ok := s.webhookOf(ctx, q.AccountID, now)
+		if !ok || !s.start(ctx, d.Delivery, wh, false) {
+			remaining = true
+			break
+		}
+		started, busy = started+1, true
+	}
+	remaining = remaining || more
+	switch {
+	case remaining:
+		return true
+	case busy:
 		s.mu.Lock()
-		s.inFlight[id] = true
-		s.perAcct[d.AccountID]++
+		if s.perAcct[q.AccountID] > 0 {
+			s.drained[q.AccountID] = q.Gen
+		}
 		s.mu.Unlock()
-		s.wg.Add(1)
-		go func() {
-			defer func() {
-				endProbe()
-				s.mu.Lock()
-				delete(s.inFlight, id)
-				s.perAcct[d.AccountID]--
-				s.mu.Unlock()
-				<-s.slots
-				s.wg.Done()
-			}()
-			var err error
-			if hold {
-				err = s.hold(ctx, d, until)
-			} else {
-				err = s.attempt(ctx, d, wh)
-			}
-			if err != nil && ctx.Err() == nil {
-				s.log.WarnContext(ctx, "webhook attempt not saved", "transaction_id", d.TransactionID, "error", err.Error())
-			}
-		}()
+		return false
 	}
-	return nil
+	if now.Sub(q.QueuedAt) < QueueSettle && (next.IsZero() || next.After(now.Add(time.Second))) {
+		next = now.Add(time.Second) // what was just queued may not be in the index yet
+	}
+	if next.Equal(q.ReadyAt) {
+		return false
+	}
+	if err := s.store.Park(ctx, q, next); err != nil && !errors.Is(err, store.ErrNotClaimed) {
+		s.log.WarnContext(ctx, "webhook dispatch: queue not parked", "account_id", q.AccountID, "error", err.Error())
+	}
+	return false
 }
 
-// hold claims d and puts it aside until the account's next probe, visible
-// in the delivery log as held.
-func (s *Service) hold(ctx context.Context, d business.Delivery, until time.Time) error {
-	lease, err := s.store.ClaimDelivery(ctx, d, s.now(), leaseTime)
-	if errors.Is(err, store.ErrNotClaimed) {
-		return nil
+// markFailing notes that q's account has failures counted in the table, so
+// its next success resets them.
+func (s *Service) markFailing(q store.Queue) {
+	if q.Failures > 0 {
+		s.mu.Lock()
+		s.failing[q.AccountID] = true
+		s.mu.Unlock()
 	}
-	if err != nil {
-		return err
-	}
-	d.Hold(until)
-	if err := s.store.SaveAttempt(ctx, d, lease); err != nil && !errors.Is(err, store.ErrNotClaimed) {
-		return err
-	}
-	return nil
 }
 
-// outcome feeds an attempt's result to the account's breaker.
-func (s *Service) outcome(account string, ok bool, now time.Time) {
+// probe makes the one attempt that decides whether the open circuit of q's
+// account closes, if its time has come and no other dispatcher makes it.
+func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.breakers[account]
-	if b == nil {
-		b = &breaker{}
-		s.breakers[account] = b
+	busy := s.probing[q.AccountID]
+	s.mu.Unlock()
+	if busy || !q.ProbeUntil.Before(now) && !q.ProbeUntil.IsZero() {
+		return // the probe is under way, here or in another dispatcher
 	}
-	wasProbe := b.probing
-	b.probing = false
-	if ok {
-		b.failures, b.openUntil = 0, time.Time{}
+	if err := s.store.ClaimProbe(ctx, q, now, leaseTime); err != nil {
+		if !errors.Is(err, store.ErrNotClaimed) {
+			s.log.WarnContext(ctx, "webhook dispatch: probe not claimed", "account_id", q.AccountID, "error", err.Error())
+		}
 		return
 	}
-	b.failures++
-	if b.failures >= BreakerThreshold || wasProbe {
-		b.openUntil = now.Add(s.Probe)
-		if !wasProbe {
-			s.log.Warn("webhook circuit open: holding the account's deliveries", "account_id", account, "failures", b.failures, "probe_at", b.openUntil)
+	ds, _, err := s.store.AccountDue(ctx, q.AccountID, 2*MaxInFlightAccount)
+	if err != nil {
+		s.log.WarnContext(ctx, "webhook dispatch: due deliveries not read", "account_id", q.AccountID, "error", err.Error())
+		return // the probe's lease runs out, and it is made again
+	}
+	for _, d := range ds {
+		if d.NextAt.After(now) || !d.LeaseUntil.Before(now) || s.underWay(d.Delivery) {
+			continue
 		}
+		// Not started (settings unreadable, or no slot free): the probe's
+		// lease runs out and it is made then.
+		if wh, ok := s.webhookOf(ctx, q.AccountID, now); ok {
+			s.start(ctx, d.Delivery, wh, true)
+		}
+		return
+	}
+	// Nothing is due to probe with: close the circuit; what comes due is
+	// attempted, and opens it again if the endpoint still fails.
+	if err := s.store.AttemptSucceeded(ctx, q.AccountID, now); err != nil {
+		s.log.WarnContext(ctx, "webhook dispatch: circuit not closed", "account_id", q.AccountID, "error", err.Error())
 	}
 }
 
-// attempt claims d's next attempt, makes it and saves the outcome.
-func (s *Service) attempt(ctx context.Context, d business.Delivery, wh business.Webhook) error {
+// underWay reports whether this dispatcher is making an attempt of d.
+func (s *Service) underWay(d business.Delivery) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight[d.AccountID+"/"+d.TransactionID]
+}
+
+// webhookOf returns the account's webhook settings, read at most settingsTTL
+// ago.
+func (s *Service) webhookOf(ctx context.Context, account string, now time.Time) (business.Webhook, bool) {
+	s.mu.Lock()
+	c, ok := s.settings[account]
+	s.mu.Unlock()
+	if ok && now.Sub(c.at) < settingsTTL {
+		return c.wh, true
+	}
+	_, wh, err := s.store.FindAccount(ctx, account)
+	if err != nil {
+		s.log.WarnContext(ctx, "webhook dispatch: account not read", "account_id", account, "error", err.Error())
+		return business.Webhook{}, false
+	}
+	s.mu.Lock()
+	s.settings[account] = cachedWebhook{wh: wh, at: now}
+	s.mu.Unlock()
+	return wh, true
+}
+
+// start takes a slot and makes d's attempt in the background; false when
+// every slot is busy.
+func (s *Service) start(ctx context.Context, d business.Delivery, wh business.Webhook, probe bool) bool {
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return false
+	}
+	id := d.AccountID + "/" + d.TransactionID
+	s.mu.Lock()
+	s.inFlight[id] = true
+	s.perAcct[d.AccountID]++
+	if probe {
+		s.probing[d.AccountID] = true
+	}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.inFlight, id)
+			if s.perAcct[d.AccountID]--; s.perAcct[d.AccountID] == 0 {
+				delete(s.perAcct, d.AccountID)
+				delete(s.drained, d.AccountID)
+			}
+			if probe {
+				delete(s.probing, d.AccountID)
+			}
+			s.mu.Unlock()
+			<-s.slots
+			s.wg.Done()
+		}()
+		if err := s.attempt(ctx, d, wh, probe); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "webhook attempt not saved", "transaction_id", d.TransactionID, "error", err.Error())
+		}
+	}()
+	return true
+}
+
+// outcome feeds an attempt's result to the account's circuit breaker in the
+// table: a failure is counted (and opens the circuit at the threshold, or
+// keeps it open after a failed probe); a success resets a count above 0.
+func (s *Service) outcome(ctx context.Context, account string, ok, probe bool) {
+	now := s.now()
+	s.mu.Lock()
+	failing := s.failing[account]
+	if ok {
+		delete(s.failing, account)
+	} else {
+		s.failing[account] = true
+	}
+	s.mu.Unlock()
+	var err error
+	switch {
+	case ok && (failing || probe):
+		err = s.store.AttemptSucceeded(ctx, account, now)
+	case !ok:
+		var opened bool
+		opened, err = s.store.AttemptFailed(ctx, account, now, BreakerThreshold, s.Probe, probe)
+		if opened {
+			s.log.WarnContext(ctx, "webhook circuit open: holding the account's deliveries", "account_id", account, "threshold", BreakerThreshold, "probe_at", now.Add(s.Probe))
+		}
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "webhook circuit not updated", "account_id", account, "error", err.Error())
+	}
+}
+
+// attempt claims d's next attempt, makes it and saves the outcome. A record
+// that cannot be saved ends failed (logged and counted), never retried.
+func (s *Service) attempt(ctx context.Context, d business.Delivery, wh business.Webhook, probe bool) error {
 	now := s.now()
 	lease, err := s.store.ClaimDelivery(ctx, d, now, leaseTime)
 	if errors.Is(err, store.ErrNotClaimed) {
@@ -330,15 +607,24 @@ func (s *Service) attempt(ctx context.Context, d business.Delivery, wh business.
 		a = business.DeliveryAttempt{At: now, Error: "no callback URL is set for the account"}
 	} else {
 		a, ok = s.sender.Send(ctx, d, wh.CallbackURL, wh.CallbackSecret, now)
-		s.outcome(d.AccountID, ok, s.now())
+		s.outcome(ctx, d.AccountID, ok, probe)
 	}
 	d.Next(a, ok, s.schedule)
 	s.log.InfoContext(ctx, "webhook attempt", "account_id", d.AccountID, "transaction_id", d.TransactionID,
 		"attempt", d.Attempt, "status", a.Status, "ms", a.LatencyMS, "error", a.Error, "state", d.State)
-	if err := s.store.SaveAttempt(ctx, d, lease); errors.Is(err, store.ErrNotClaimed) {
+	err = s.store.SaveAttempt(ctx, d, lease)
+	switch {
+	case errors.Is(err, store.ErrNotClaimed):
 		s.log.WarnContext(ctx, "webhook attempt outlived its lease", "transaction_id", d.TransactionID)
 		return nil
-	} else if err != nil {
+	case errors.Is(err, store.ErrUnsavable):
+		s.log.ErrorContext(ctx, "webhook delivery record cannot be saved: ending it failed", "account_id", d.AccountID,
+			"transaction_id", d.TransactionID, "error", err.Error())
+		if ferr := s.store.FailUnsavable(ctx, d, lease, d.Attempts[len(d.Attempts)-1]); ferr != nil {
+			return ferr
+		}
+		d.State = business.DeliveryFailed
+	case err != nil:
 		return err
 	}
 	if d.State == business.DeliveryFailed {

@@ -99,6 +99,9 @@ func TestConcurrentRetryRunsDeliverOnce(t *testing.T) {
 		Payload: []byte(`{}`), State: business.DeliveryPending, NextAt: now, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.Wake(ctx, a.ID, now); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 6)
 	for i := 0; i < 6; i++ { // six runners, as six processes
 		svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
