@@ -478,16 +478,21 @@ func (b *bench) webhookLone(ctx context.Context) error {
 	for time.Since(lastPayment) < 15*time.Second && got.count() < paid {
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Each rate over its own span (first to last payment, first to last
+	// receipt): the receiver's 1 s shifts the deliveries, it does not slow them.
 	got.mu.Lock()
-	lastDelivery, delivered := start, len(got.at)
+	firstDelivery, lastDelivery, delivered := lastPayment, start, len(got.at)
 	for _, at := range got.at {
 		if at.After(lastDelivery) {
 			lastDelivery = at
 		}
+		if at.Before(firstDelivery) {
+			firstDelivery = at
+		}
 	}
 	got.mu.Unlock()
-	deliverRate := float64(delivered) / lastDelivery.Sub(start).Seconds()
-	b.printf("| delivery rate ÷ payment rate, one merchant alone whose receiver answers in 1 s, payments at full rate from 4 clients for %s | %.0f/s ÷ %.0f/s = %.2f; %d of %d not delivered 15 s after the last payment | at least 0.9 |\n",
+	deliverRate := float64(delivered) / lastDelivery.Sub(firstDelivery).Seconds()
+	b.printf("| delivery rate ÷ payment rate (each over its own span, first to last), one merchant alone whose receiver answers in 1 s, payments at full rate from 4 clients for %s | %.0f/s ÷ %.0f/s = %.2f; %d of %d not delivered 15 s after the last payment | at least 0.9 |\n",
 		window, deliverRate, payRate, deliverRate/payRate, paid-delivered, paid)
 	return nil
 }

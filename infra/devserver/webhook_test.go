@@ -379,6 +379,19 @@ func TestTwoDevserversOneTable(t *testing.T) {
 		}
 		return true
 	})
+	// The first two requests were answered with failures, every later one
+	// with 200: no payment was answered 200 twice (two dispatchers never make
+	// the same attempt).
+	ok := map[string]int{}
+	for _, r := range rc.requests()[2:] {
+		var p struct {
+			TransactionID string `json:"transaction_id"`
+		}
+		_ = json.Unmarshal(r.body, &p)
+		if ok[p.TransactionID]++; ok[p.TransactionID] > 1 {
+			t.Errorf("payment %s delivered twice", p.TransactionID)
+		}
+	}
 	for _, tx := range txs {
 		if d := e.delivery(t, a.ID, tx); d.State != business.DeliveryDelivered {
 			t.Errorf("delivery of %s is %s", tx, d.State)

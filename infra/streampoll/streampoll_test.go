@@ -20,6 +20,9 @@ import (
 	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -204,7 +207,22 @@ func TestSkippedBatchDeliveredBySweep(t *testing.T) {
 		}
 	}
 	mu.Unlock()
+	// Sweeping the same payments again, from scratch, records nothing.
+	if _, err := st.Client().DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.Table()), Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "SWEEP"}, "SK": &types.AttributeValueMemberS{Value: "PAYMENTS"}}}); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := svc.Sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("a second sweep recorded %d (%v), want 0", n, err)
+	}
+	if err := svc.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, d := range page.Items {
+		if got[d.WebhookID] != 1 {
+			t.Errorf("after a second sweep %s arrived %d times", d.WebhookID, got[d.WebhookID])
+		}
 	}
 }

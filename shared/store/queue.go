@@ -139,9 +139,10 @@ func (s *Store) Wake(ctx context.Context, account string, now time.Time) error {
 const ReadyPages = 4
 
 // ReadyQueues returns the accounts whose ready entry is due at now, from
-// every shard of the due index (read in parallel), earliest first. A
-// delivery left in a shard by an earlier version of the dispatcher is moved
-// to its account's partition, and its account woken, on the way.
+// every shard of the due index and the legacy partition (read in parallel),
+// earliest first; when a shard cannot be read, what the others hold and the
+// error. A delivery left in a shard by an earlier version of the dispatcher
+// is moved to its account's partition, its account woken first, on the way.
 func (s *Store) ReadyQueues(ctx context.Context, now time.Time) ([]Queue, error) {
 	partitions := []string{legacyDuePartition}
 	for i := 0; i < DueShards; i++ {
@@ -158,9 +159,6 @@ func (s *Store) ReadyQueues(ctx context.Context, now time.Time) ([]Queue, error)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
 	seen := map[string]bool{}
 	var qs []Queue
 	for _, r := range results {
@@ -172,7 +170,7 @@ func (s *Store) ReadyQueues(ctx context.Context, now time.Time) ([]Queue, error)
 		}
 	}
 	sort.SliceStable(qs, func(i, j int) bool { return qs[i].ReadyAt.Before(qs[j].ReadyAt) })
-	return qs, nil
+	return qs, errors.Join(errs...)
 }
 
 func (s *Store) readyIn(ctx context.Context, pk string, now time.Time) ([]Queue, error) {
@@ -188,23 +186,25 @@ func (s *Store) readyIn(ctx context.Context, pk string, now time.Time) ([]Queue,
 			ExclusiveStartKey:         start,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("query ready accounts: %w", err)
+			return qs, fmt.Errorf("query ready accounts: %w", err)
 		}
-		legacy := map[string]bool{}
+		woken := map[string]bool{}
 		for _, it := range out.Items {
 			switch getS(it, "type") {
 			case "webhook_queue":
 				qs = append(qs, queueFrom(it))
 			case "delivery":
-				if err := s.moveLegacyDue(ctx, it); err != nil {
-					return nil, err
+				// Wake first: a delivery moved out of the shard must find its
+				// account ready.
+				if account := getS(it, "account_id"); !woken[account] {
+					if err := s.Wake(ctx, account, now); err != nil {
+						return qs, err
+					}
+					woken[account] = true
 				}
-				legacy[getS(it, "account_id")] = true
-			}
-		}
-		for account := range legacy {
-			if err := s.Wake(ctx, account, now); err != nil {
-				return nil, err
+				if err := s.moveLegacyDue(ctx, it); err != nil {
+					return qs, err
+				}
 			}
 		}
 		if out.LastEvaluatedKey == nil {
@@ -329,51 +329,54 @@ func holdSet(account string, until time.Time, v attrs) string {
 // AttemptFailed counts a failed attempt of the account's deliveries and
 // opens its circuit until now+hold when the count reaches threshold, or when
 // the attempt was the probe of an open circuit. It returns whether the
-// circuit opened (for the first time: a failed probe keeps it open).
-func (s *Store) AttemptFailed(ctx context.Context, account string, now time.Time, threshold int, hold time.Duration, probe bool) (bool, error) {
+// circuit opened (for the first time: a failed probe keeps it open) and, when
+// the circuit is open, until when it holds.
+func (s *Store) AttemptFailed(ctx context.Context, account string, now time.Time, threshold int, hold time.Duration, probe bool) (bool, time.Time, error) {
+	until := now.Add(hold).Truncate(time.Second)
 	if probe {
 		v := attrs{":one": nInt(1)}
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(s.table), Key: queueKey(account),
-			UpdateExpression:          aws.String("SET " + holdSet(account, now.Add(hold), v) + " ADD failures :one REMOVE probe_until"),
+			UpdateExpression:          aws.String("SET " + holdSet(account, until, v) + " ADD failures :one REMOVE probe_until"),
 			ExpressionAttributeValues: v,
 		})
 		if err != nil {
-			return false, fmt.Errorf("hold webhook queue: %w", err)
+			return false, time.Time{}, fmt.Errorf("hold webhook queue: %w", err)
 		}
-		return false, nil
+		return false, until, nil
 	}
-	v := attrs{":one": nInt(1), ":type": str("webhook_queue"), ":a": str(account)}
-	names := map[string]string{"#type": "type"}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: queueKey(account),
-		UpdateExpression:          aws.String("SET #type = :type, account_id = :a ADD failures :one"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: v,
+		UpdateExpression:         aws.String("SET #type = :type, account_id = :a, gen = if_not_exists(gen, :zero) ADD failures :one"),
+		ExpressionAttributeNames: map[string]string{"#type": "type"},
+		ExpressionAttributeValues: attrs{":one": nInt(1), ":zero": nInt(0), ":type": str("webhook_queue"), ":a": str(account)},
 		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if err != nil {
-		return false, fmt.Errorf("count webhook failure: %w", err)
+		return false, time.Time{}, fmt.Errorf("count webhook failure: %w", err)
 	}
 	q := queueFrom(out.Attributes)
-	if q.Failures < threshold || q.Open() {
-		return false, nil
+	if q.Open() {
+		return false, q.HeldUntil, nil
 	}
-	v = attrs{":n": nInt(int64(threshold))}
+	if q.Failures < threshold {
+		return false, time.Time{}, nil
+	}
+	v := attrs{":n": nInt(int64(threshold))}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: queueKey(account),
-		UpdateExpression:          aws.String("SET " + holdSet(account, now.Add(hold), v)),
+		UpdateExpression:          aws.String("SET " + holdSet(account, until, v)),
 		ConditionExpression:       aws.String("attribute_not_exists(held_until) AND failures >= :n"),
 		ExpressionAttributeValues: v,
 	})
 	var cf *types.ConditionalCheckFailedException
 	if errors.As(err, &cf) {
-		return false, nil // a success reset it, or another dispatcher opened it
+		return false, time.Time{}, nil // a success reset it, or another dispatcher opened it
 	}
 	if err != nil {
-		return false, fmt.Errorf("open webhook circuit: %w", err)
+		return false, time.Time{}, fmt.Errorf("open webhook circuit: %w", err)
 	}
-	return true, nil
+	return true, until, nil
 }
 
 // AttemptSucceeded closes the account's circuit and resets its failure

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,9 +82,10 @@ func (s *Store) PaymentsWritten(ctx context.Context, from, to time.Time) ([]map[
 }
 
 // WithoutDelivery returns the payment records among payments whose delivery
-// does not exist.
-func (s *Store) WithoutDelivery(ctx context.Context, payments []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+// does not exist, and the accounts of those whose delivery still waits.
+func (s *Store) WithoutDelivery(ctx context.Context, payments []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, []string, error) {
 	var missing []map[string]types.AttributeValue
+	waiting := map[string]bool{}
 	for len(payments) > 0 {
 		chunk := payments[:min(100, len(payments))]
 		payments = payments[len(chunk):]
@@ -92,15 +95,18 @@ func (s *Store) WithoutDelivery(ctx context.Context, payments []map[string]types
 		}
 		found, err := s.batchGet(ctx, keys)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for i, it := range found {
-			if it == nil {
+			switch {
+			case it == nil:
 				missing = append(missing, chunk[i])
+			case getS(it, IndexDue+"PK") != "":
+				waiting[getS(it, "account_id")] = true
 			}
 		}
 	}
-	return missing, nil
+	return missing, slices.Sorted(maps.Keys(waiting)), nil
 }
 
 func sweepKey() attrs { return key("SWEEP", "PAYMENTS") }

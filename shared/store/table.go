@@ -15,6 +15,9 @@
 //	unique value     PK A#<acct>#UNIQUE#<what>#<val>  SK UNIQUE
 //	idempotency key  PK A#<acct>#IDEM#<route>#<key>   SK IDEM (expires via TTL)
 //	test-send count  PK A#<acct>                      SK TESTSEND#<Unix minute> (expires via TTL)
+//	webhook queue    PK A#<acct>                      SK WEBHOOKQ (ready entry, circuit breaker)
+//	delivery         PK A#<acct>#DELIVERY#<tx>        SK DELIVERY
+//	sweep cursor     PK SWEEP                         SK PAYMENTS
 //
 // Lists read global secondary indexes whose partition key names the account,
 // the kind and (for equality filters) the filter value, and whose sort key is
@@ -44,8 +47,11 @@ const (
 	// IndexUpperBound orders a kind by the field its upper-bound filter reads
 	// (sales: due_date; expenses, items, categories: updated_at).
 	IndexUpperBound = "GSI6"
-	// IndexDue is sparse: it holds only pending webhook deliveries, sorted by
-	// when their next attempt is due.
+	// IndexDue is the webhook dispatcher's (see queue.go and sweep.go): in
+	// shards DUE#NN, one ready entry per account with work due, by when; in
+	// A#<acct>#DUE, that account's waiting deliveries, by when their next
+	// attempt is due; in PAID#<hour>#NN, every payment, by when it was
+	// written, for the sweep.
 	IndexDue = "GSI7"
 	// IndexCustomerStatus lists sales by customer and payment status, newest
 	// first: what a customer owes.

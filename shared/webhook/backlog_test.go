@@ -109,34 +109,30 @@ func dispatching(t *testing.T, svc *webhook.Service) {
 }
 
 // TestSameShardBehindSlowBacklog: a merchant whose receiver answers 2xx, but
-// slowly (so its circuit never opens), has 240 deliveries waiting; another
-// merchant in the same shard gets every one of its webhooks while almost all
-// of that backlog still waits. (Before each account had its own queue, the
+// slowly (8 s, so its circuit never opens), has 240 deliveries waiting;
+// another merchant in the same shard gets every one of its webhooks before
+// the slow receiver has answered one. (Before each account had its own queue, the
 // shard's first 100 due entries were all the slow merchant's, and the other
 // was not even read until the backlog fell under 100. How fast is measured by
 // make bench.)
 func TestSameShardBehindSlowBacklog(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	slowAcct, fastAcct := sameShard(t, st)
-	slow := newRecorder(t, 2*time.Second, 200)
+	slow := newRecorder(t, 8*time.Second, 200) // within Timeout: its circuit never opens
 	fast := newRecorder(t, 0, 200)
 	const backlog = 240
 	queue(t, st, slowAcct, slow.URL, backlog, "slow")
 	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
 	dispatching(t, svc)
-	for deadline := time.Now().Add(30 * time.Second); slow.done.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the slow merchant's backlog was not started")
-		}
-	}
+	time.Sleep(time.Second) // the backlog is under way: a few passes
 	ids := queue(t, st, fastAcct, fast.URL, 10, "fast")
 	for deadline := time.Now().Add(30 * time.Second); fast.count(ids) < len(ids); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d of the healthy merchant's webhooks arrived", fast.count(ids), len(ids))
 		}
 	}
-	if n := slow.done.Load(); n > backlog/4 {
-		t.Fatalf("the healthy merchant waited for %d of the slow merchant's %d deliveries", n, backlog)
+	if n := slow.done.Load(); n > 0 {
+		t.Fatalf("the healthy merchant waited for %d of the slow merchant's %d deliveries to be answered", n, backlog)
 	}
 }
 
@@ -232,7 +228,7 @@ func TestBreakerSharedAcrossDispatchers(t *testing.T) {
 	a, _ := testdb.NewAccount(t, st, "Down", "DOWN1")
 	down := newRecorder(t, 0, 503)
 	queue(t, st, a, down.URL, 40, "down")
-	const probe = 3 * time.Second
+	const probe = 10 * time.Second // longer than the passes below take, on a loaded machine too
 	newSvc := func() *webhook.Service {
 		svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
 		svc.Probe = probe

@@ -29,9 +29,11 @@ const (
 	MaxInFlight        = 128
 	MaxInFlightAccount = 8
 	// Spare is how many slots the accounts' shares leave free, so a merchant
-	// whose work comes due finds one at the next poll however many others
-	// are busy; and the slots beyond their shares that busy merchants may
-	// take while no one else waits stop at half of MaxInFlight.
+	// whose work comes due usually finds one at the next poll (not when more
+	// than MaxInFlight-Spare merchants are due at once, each then at a share
+	// of 1); and the slots beyond their shares that busy merchants may take
+	// while no one else waits stop at half of MaxInFlight, so at least half
+	// the slots are for shares.
 	Spare         = MaxInFlightAccount
 	MaxBeyondTurn = MaxInFlight / 2
 	// BreakerThreshold consecutive failed attempts of one account open its
@@ -83,7 +85,8 @@ type Service struct {
 	perAcct  map[string]int
 	drained  map[string]int64 // account -> queue gen whose due work is all in flight here
 	probing  map[string]bool
-	failing  map[string]bool // accounts whose failure count in the table may be above 0
+	failing  map[string]bool      // accounts whose failure count in the table may be above 0
+	held     map[string]time.Time // circuits this dispatcher opened, until their probe
 	settings map[string]cachedWebhook
 	slots    chan struct{}
 	wg       sync.WaitGroup
@@ -99,11 +102,15 @@ type cachedWebhook struct {
 // before reading them again.
 const settingsTTL = 5 * time.Second
 
+// settingsKept is how many accounts' settings the cache holds before it
+// drops the expired ones.
+const settingsKept = 1024
+
 // NewService returns a Service; schedule is the wait before each retry.
 func NewService(st *store.Store, sender *Sender, schedule []time.Duration, log *slog.Logger) *Service {
 	return &Service{store: st, sender: sender, schedule: schedule, log: log, now: func() time.Time { return time.Now().UTC() },
 		Probe: BreakerProbe, SweepDelay: SweepDelay, inFlight: map[string]bool{}, perAcct: map[string]int{},
-		drained: map[string]int64{}, probing: map[string]bool{}, failing: map[string]bool{},
+		drained: map[string]int64{}, probing: map[string]bool{}, failing: map[string]bool{}, held: map[string]time.Time{},
 		settings: map[string]cachedWebhook{}, slots: make(chan struct{}, MaxInFlight)}
 }
 
@@ -129,7 +136,7 @@ func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (ev
 			seqs = append(seqs, r.Change.SequenceNumber)
 		}
 	}
-	for _, i := range s.recordAll(ctx, payments) {
+	for _, i := range s.recordAll(ctx, payments, false) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seqs[i]})
 	}
 	return resp, nil
@@ -137,8 +144,9 @@ func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (ev
 
 // recordAll records the delivery of each payment record, then wakes each
 // account that got one to wait; it returns the indexes of the payments whose
-// delivery (or its account's wake) could not be recorded.
-func (s *Service) recordAll(ctx context.Context, payments []map[string]types.AttributeValue) []int {
+// delivery (or its account's wake) could not be recorded. With skipUnknown a
+// payment of an account that does not exist is logged and passed over.
+func (s *Service) recordAll(ctx context.Context, payments []map[string]types.AttributeValue, skipUnknown bool) []int {
 	var mu sync.Mutex
 	var failed []int
 	fail := func(i int) { mu.Lock(); failed = append(failed, i); mu.Unlock() }
@@ -152,6 +160,10 @@ func (s *Service) recordAll(ctx context.Context, payments []map[string]types.Att
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			account, waiting, err := s.record(ctx, accounts, img)
+			if skipUnknown && business.ErrorCode(err) == business.ENOTFOUND {
+				s.log.ErrorContext(ctx, "webhook delivery not recorded: no such account", "transaction_id", getString(img, "transaction_id"), "error", err.Error())
+				return
+			}
 			if err != nil {
 				s.log.ErrorContext(ctx, "webhook delivery not recorded", "transaction_id", getString(img, "transaction_id"), "error", err.Error())
 				fail(i)
@@ -243,7 +255,8 @@ func (s *Service) record(ctx context.Context, accounts *batchAccounts, img map[s
 }
 
 // Sweep gives a delivery to every payment written between the sweep cursor
-// and SweepDelay ago that has none (its stream batch was skipped), moving the
+// and SweepDelay ago that has none (its stream batch was skipped), wakes the
+// accounts whose deliveries of those payments still wait, and moves the
 // cursor on SweepSpan at a time. Deliveries are created as the stream would
 // have, with the same webhook-id, so a stream record handled late finds them
 // and does nothing. It returns how many it created.
@@ -267,11 +280,18 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return created, err
 		}
-		missing, err := s.store.WithoutDelivery(ctx, written)
+		missing, waiting, err := s.store.WithoutDelivery(ctx, written)
 		if err != nil {
 			return created, err
 		}
-		failed := s.recordAll(ctx, missing)
+		// The accounts of deliveries still waiting are woken again, so one
+		// whose wake was lost (or whose index lagged) is not stranded.
+		for _, account := range waiting {
+			if err := s.store.Wake(ctx, account, s.now()); err != nil {
+				return created, err
+			}
+		}
+		failed := s.recordAll(ctx, missing, true)
 		created += len(missing) - len(failed)
 		if len(failed) > 0 {
 			return created, fmt.Errorf("sweep: %d of %d missing deliveries not recorded; the next sweep tries again", len(failed), len(missing))
@@ -293,12 +313,20 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 func (s *Service) Dispatch(ctx context.Context, stopAt time.Time, poll time.Duration) {
 	defer s.wg.Wait()
 	var swept time.Time
+	var sweeping sync.WaitGroup
+	defer sweeping.Wait()
 	for ctx.Err() == nil && time.Now().Before(stopAt) {
 		if time.Since(swept) >= SweepEvery {
+			// Beside the passes, one sweep at a time, so a long one (after an
+			// outage) never holds up an attempt.
 			swept = time.Now()
-			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-				s.log.WarnContext(ctx, "webhook sweep", "error", err.Error())
-			}
+			sweeping.Add(1)
+			go func() {
+				defer sweeping.Done()
+				if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+					s.log.WarnContext(ctx, "webhook sweep", "error", err.Error())
+				}
+			}()
 		}
 		if err := s.dispatchDue(ctx); err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "webhook dispatch", "error", err.Error())
@@ -327,14 +355,13 @@ func (s *Service) DispatchOnce(ctx context.Context) error {
 // An account whose circuit's probe time has come gets its probe instead.
 func (s *Service) dispatchDue(ctx context.Context) error {
 	now := s.now()
-	qs, err := s.store.ReadyQueues(ctx, now)
-	if err != nil {
-		return err
-	}
+	qs, err := s.store.ReadyQueues(ctx, now) // what it read, even when a shard failed
 	var active []store.Queue
 	for _, q := range qs {
 		switch {
-		case q.Held(now): // woken while held: it waits for its probe
+		case q.Held(now) || s.heldHere(q.AccountID, now):
+			// Held: it waits for its probe (the index may not show yet the
+			// circuit this dispatcher just opened).
 		case q.Open():
 			s.probe(ctx, q, now)
 		default:
@@ -345,15 +372,18 @@ func (s *Service) dispatchDue(ctx context.Context) error {
 	s.mu.Lock()
 	before := maps.Clone(s.perAcct)
 	s.mu.Unlock()
+	var mu sync.Mutex
 	var hungry []store.Queue
-	for _, q := range active {
+	s.each(active, func(q store.Queue) {
 		if s.fill(ctx, q, share, now) {
+			mu.Lock()
 			hungry = append(hungry, q)
+			mu.Unlock()
 		}
-	}
+	})
 	if free := MaxBeyondTurn - len(s.slots); free > 0 && len(hungry) > 0 {
 		extra := max(1, free/len(hungry))
-		for _, q := range hungry {
+		s.each(hungry, func(q store.Queue) {
 			// An account at most doubles what it had in flight when the pass
 			// began, and only while its attempts do not fail: a failing
 			// endpoint is not flooded before its circuit opens.
@@ -363,9 +393,41 @@ func (s *Service) dispatchDue(ctx context.Context) error {
 			if grow := min(extra, before[q.AccountID]); !failing && grow > 0 {
 				s.fill(ctx, q, n+grow, now)
 			}
-		}
+		})
 	}
-	return nil
+	return err
+}
+
+// passWorkers is how many accounts one pass serves at once: a pass's time
+// does not grow with the number of merchants that have work due.
+const passWorkers = 16
+
+// each calls fn for every queue, passWorkers at a time, and waits.
+func (s *Service) each(qs []store.Queue, fn func(store.Queue)) {
+	sem := make(chan struct{}, passWorkers)
+	var wg sync.WaitGroup
+	for _, q := range qs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(q)
+		}()
+	}
+	wg.Wait()
+}
+
+// heldHere reports whether this dispatcher opened (or kept open) the
+// account's circuit until after now.
+func (s *Service) heldHere(account string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until, ok := s.held[account]
+	if ok && !now.Before(until) {
+		delete(s.held, account)
+		return false
+	}
+	return ok
 }
 
 // fill starts attempts of q's account up to limit in flight here, from its due
@@ -435,10 +497,18 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 		s.mu.Unlock()
 		return false
 	}
-	if now.Sub(q.QueuedAt) < QueueSettle && (next.IsZero() || next.After(now.Add(time.Second))) {
-		next = now.Add(time.Second) // what was just queued may not be in the index yet
+	if settled := q.QueuedAt.Add(QueueSettle); now.Before(settled) {
+		// What was just queued may not be in the index yet: look again a
+		// second later, then once the index has surely caught up.
+		look := settled
+		if q.ReadyAt.Before(q.QueuedAt.Add(time.Second)) {
+			look = now.Add(time.Second)
+		}
+		if next.IsZero() || next.After(look) {
+			next = look
+		}
 	}
-	if next.Equal(q.ReadyAt) {
+	if next.Unix() == q.ReadyAt.Unix() {
 		return false
 	}
 	if err := s.store.Park(ctx, q, next); err != nil && !errors.Is(err, store.ErrNotClaimed) {
@@ -478,8 +548,11 @@ func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 		return // the probe's lease runs out, and it is made again
 	}
 	for _, d := range ds {
-		if d.NextAt.After(now) || !d.LeaseUntil.Before(now) || s.underWay(d.Delivery) {
-			continue
+		if d.NextAt.After(now) {
+			break // the rest are later still
+		}
+		if !d.LeaseUntil.Before(now) || s.underWay(d.Delivery) {
+			return // an attempt under way: the probe's lease runs out, and it is made then
 		}
 		// Not started (settings unreadable, or no slot free): the probe's
 		// lease runs out and it is made then.
@@ -517,6 +590,13 @@ func (s *Service) webhookOf(ctx context.Context, account string, now time.Time) 
 		return business.Webhook{}, false
 	}
 	s.mu.Lock()
+	if len(s.settings) >= settingsKept { // a long-running dispatcher forgets what expired
+		for id, c := range s.settings {
+			if now.Sub(c.at) >= settingsTTL {
+				delete(s.settings, id)
+			}
+		}
+	}
 	s.settings[account] = cachedWebhook{wh: wh, at: now}
 	s.mu.Unlock()
 	return wh, true
@@ -577,12 +657,21 @@ func (s *Service) outcome(ctx context.Context, account string, ok, probe bool) {
 	var err error
 	switch {
 	case ok && (failing || probe):
+		s.mu.Lock()
+		delete(s.held, account)
+		s.mu.Unlock()
 		err = s.store.AttemptSucceeded(ctx, account, now)
 	case !ok:
 		var opened bool
-		opened, err = s.store.AttemptFailed(ctx, account, now, BreakerThreshold, s.Probe, probe)
+		var until time.Time
+		opened, until, err = s.store.AttemptFailed(ctx, account, now, BreakerThreshold, s.Probe, probe)
+		if !until.IsZero() {
+			s.mu.Lock()
+			s.held[account] = until
+			s.mu.Unlock()
+		}
 		if opened {
-			s.log.WarnContext(ctx, "webhook circuit open: holding the account's deliveries", "account_id", account, "threshold", BreakerThreshold, "probe_at", now.Add(s.Probe))
+			s.log.WarnContext(ctx, "webhook circuit open: holding the account's deliveries", "account_id", account, "threshold", BreakerThreshold, "probe_at", until)
 		}
 	}
 	if err != nil {
@@ -607,7 +696,9 @@ func (s *Service) attempt(ctx context.Context, d business.Delivery, wh business.
 		a = business.DeliveryAttempt{At: now, Error: "no callback URL is set for the account"}
 	} else {
 		a, ok = s.sender.Send(ctx, d, wh.CallbackURL, wh.CallbackSecret, now)
-		s.outcome(ctx, d.AccountID, ok, probe)
+		if ctx.Err() == nil { // an attempt the run's end cut short says nothing of the endpoint
+			s.outcome(ctx, d.AccountID, ok, probe)
+		}
 	}
 	d.Next(a, ok, s.schedule)
 	s.log.InfoContext(ctx, "webhook attempt", "account_id", d.AccountID, "transaction_id", d.TransactionID,
