@@ -347,8 +347,8 @@ func (s *Store) AttemptFailed(ctx context.Context, account string, now time.Time
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: queueKey(account),
-		UpdateExpression:         aws.String("SET #type = :type, account_id = :a, gen = if_not_exists(gen, :zero) ADD failures :one"),
-		ExpressionAttributeNames: map[string]string{"#type": "type"},
+		UpdateExpression:          aws.String("SET #type = :type, account_id = :a, gen = if_not_exists(gen, :zero) ADD failures :one"),
+		ExpressionAttributeNames:  map[string]string{"#type": "type"},
 		ExpressionAttributeValues: attrs{":one": nInt(1), ":zero": nInt(0), ":type": str("webhook_queue"), ":a": str(account)},
 		ReturnValues:              types.ReturnValueAllNew,
 	})

@@ -531,9 +531,9 @@ func (s *Service) markFailing(q store.Queue) {
 // account closes, if its time has come and no other dispatcher makes it.
 func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 	s.mu.Lock()
-	busy := s.probing[q.AccountID]
+	probing := s.probing[q.AccountID]
 	s.mu.Unlock()
-	if busy || !q.ProbeUntil.Before(now) && !q.ProbeUntil.IsZero() {
+	if probing || !q.ProbeUntil.Before(now) && !q.ProbeUntil.IsZero() {
 		return // the probe is under way, here or in another dispatcher
 	}
 	if err := s.store.ClaimProbe(ctx, q, now, leaseTime); err != nil {
@@ -547,12 +547,14 @@ func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 		s.log.WarnContext(ctx, "webhook dispatch: due deliveries not read", "account_id", q.AccountID, "error", err.Error())
 		return // the probe's lease runs out, and it is made again
 	}
+	busy := false
 	for _, d := range ds {
 		if d.NextAt.After(now) {
 			break // the rest are later still
 		}
 		if !d.LeaseUntil.Before(now) || s.underWay(d.Delivery) {
-			return // an attempt under way: the probe's lease runs out, and it is made then
+			busy = true // an attempt under way says nothing yet
+			continue
 		}
 		// Not started (settings unreadable, or no slot free): the probe's
 		// lease runs out and it is made then.
@@ -560,6 +562,9 @@ func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 			s.start(ctx, d.Delivery, wh, true)
 		}
 		return
+	}
+	if busy {
+		return // the probe's lease runs out, and it is made then
 	}
 	// Nothing is due to probe with: close the circuit; what comes due is
 	// attempted, and opens it again if the endpoint still fails.
