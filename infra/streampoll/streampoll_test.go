@@ -16,6 +16,7 @@ import (
 	"bizdata/shared/api"
 	"bizdata/shared/app"
 	"bizdata/shared/business"
+	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 	"bizdata/shared/webhook"
 
@@ -26,6 +27,30 @@ import (
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
+
+// shopAPI gives account a's webhook to url and serves the API over st; it
+// returns a client that posts with a's key and fails the test on anything
+// but 200.
+func shopAPI(t *testing.T, st *store.Store, accountID, key, url string) func(path, body string) string {
+	t.Helper()
+	if err := st.SetWebhook(context.Background(), accountID, business.Webhook{CallbackURL: url}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.NewServer(st, testdb.Quiet(), 0).Handler(api.Routes))
+	t.Cleanup(srv.Close)
+	return func(path, body string) string {
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", path, res, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return string(b)
+	}
+}
 
 // TestPollerNeverSkipsAFailedRecord: the handler fails whole batches and
 // single records for a while (as when DynamoDB fails mid-batch), fewer times
@@ -39,23 +64,7 @@ func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 	a, key := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer rc.Close()
-	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.NewServer(st, quiet, 0).Handler(api.Routes))
-	defer srv.Close()
-	post := func(path, body string) string {
-		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil || res.StatusCode != 200 {
-			t.Fatalf("%s: %v %v", path, res, err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		return string(b)
-	}
+	post := shopAPI(t, st, a.ID, key, rc.URL)
 	post("/api/v1/customers/add", `{"name":"Ama"}`)
 	const payments = 12
 	for i := 0; i < payments; i++ {
@@ -139,21 +148,7 @@ func TestSkippedBatchDeliveredBySweep(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer rc.Close()
-	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.NewServer(st, quiet, 0).Handler(api.Routes))
-	defer srv.Close()
-	post := func(path, body string) {
-		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil || res.StatusCode != 200 {
-			t.Fatalf("%s: %v %v", path, res, err)
-		}
-		res.Body.Close()
-	}
+	post := shopAPI(t, st, a.ID, key, rc.URL)
 	post("/api/v1/customers/add", `{"name":"Ama"}`)
 	const payments = 6
 	for i := 0; i < payments; i++ {
