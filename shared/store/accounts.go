@@ -286,16 +286,11 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 				del = put(s.table, it, "")
 			}
 			actions = append(actions, txItem{action: del})
-		} else if legacy := getS(cur, "callback_secret"); legacy != "" {
+		} else if legacy, ok := cur["callback_secret"]; ok {
 			// The account's secret predates secret items: it moves to its item
-			// (unless one exists) before the REMOVE below takes it off the
-			// account, so deliveries stay signed.
-			actions = append(actions, txItem{action: types.TransactWriteItem{Update: &types.Update{
-				TableName: aws.String(s.table), Key: secretKey(accountID),
-				UpdateExpression:          aws.String("SET secret = if_not_exists(secret, :legacy), #type = :type, account_id = :a"),
-				ExpressionAttributeNames:  map[string]string{"#type": "type"},
-				ExpressionAttributeValues: attrs{":legacy": str(legacy), ":type": str("webhook_secret"), ":a": str(accountID)},
-			}}})
+			// before the REMOVE below takes it off the account, so deliveries
+			// stay signed.
+			actions = append(actions, s.moveLegacySecret(accountID, legacy))
 		}
 		out.UpdatedAt = s.stamp()
 		set := "SET webhook_signed = :signed, webhook_updated_at = :at, version = if_not_exists(version, :zero) + :one"
@@ -328,8 +323,8 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 // its secret item, so that no function that may read account items can read
 // a secret. One Scan of the table finds them (run once per deployment, from
 // the admin CLI; idempotent). Each account is one transaction: the secret
-// item is put unless one exists (an existing item is the newer setting and
-// wins), and callback_secret leaves the account item, which says
+// item gets the secret unless it has one (an existing item is the newer
+// setting and wins), and callback_secret leaves the account item, which says
 // webhook_signed from then on, on condition that it still holds the secret
 // read; a concurrent change starts that account over. It returns how many
 // accounts it migrated; no secret appears in what it returns, errors
@@ -367,42 +362,38 @@ func (s *Store) MigrateLegacySecrets(ctx context.Context) (int, error) {
 func (s *Store) migrateLegacySecret(ctx context.Context, accountID string) (bool, error) {
 	moved := false
 	err := retrying(ctx, func() error {
-		found, err := s.batchGet(ctx, []attrs{accountKey(accountID), secretKey(accountID)})
+		acct, err := s.getAccountItem(ctx, accountID)
 		if err != nil {
 			return err
 		}
-		acct, item := found[0], found[1]
-		legacy, ok := acct["callback_secret"].(*types.AttributeValueMemberS)
-		if !ok { // moved or replaced since the Scan saw it: nothing left to move
-			moved = false
+		legacy, ok := acct["callback_secret"]
+		if moved = ok; !ok { // moved or replaced since the Scan saw it
 			return nil
 		}
-		// The secret item is put only when there is none, and the account
-		// item changes only if it still holds the secret read: either
-		// condition failing means a concurrent change, read again.
-		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{
+		// The account item changes only if it still holds the secret read: a
+		// concurrent change reads again.
+		return s.transact(ctx, []txItem{{action: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.table), Key: accountKey(accountID),
 			UpdateExpression:    aws.String("SET webhook_signed = :signed, version = if_not_exists(version, :zero) + :one REMOVE callback_secret"),
 			ConditionExpression: aws.String("callback_secret = :legacy"),
 			ExpressionAttributeValues: attrs{":signed": &types.AttributeValueMemberBOOL{Value: true}, ":legacy": legacy,
 				":zero": nInt(0), ":one": nInt(1)},
-		}}, onFail: errRetry}}
-		if item == nil {
-			it := secretKey(accountID)
-			it["type"], it["account_id"], it["secret"] = str("webhook_secret"), str(accountID), legacy
-			actions = append(actions, txItem{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry})
-		} else {
-			actions = append(actions, txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-				TableName: aws.String(s.table), Key: secretKey(accountID), ConditionExpression: aws.String("attribute_exists(PK)"),
-			}}, onFail: errRetry})
-		}
-		if err := s.transact(ctx, actions); err != nil {
-			return err
-		}
-		moved = true
-		return nil
+		}}, onFail: errRetry}, s.moveLegacySecret(accountID, legacy)})
 	})
 	return moved, err
+}
+
+// moveLegacySecret is the transaction action that gives an account's legacy
+// callback_secret its own item, unless the account has one already (the
+// newer setting, which wins). It never reads the secret item, so a function
+// denied reading secrets may run it.
+func (s *Store) moveLegacySecret(accountID string, legacy types.AttributeValue) txItem {
+	return txItem{action: types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.table), Key: secretKey(accountID),
+		UpdateExpression:          aws.String("SET secret = if_not_exists(secret, :legacy), #type = :type, account_id = :a"),
+		ExpressionAttributeNames:  map[string]string{"#type": "type"},
+		ExpressionAttributeValues: attrs{":legacy": legacy, ":type": str("webhook_secret"), ":a": str(accountID)},
+	}}}
 }
 
 func accountKey(accountID string) attrs { return key(acctPK(accountID), "ACCOUNT") }
