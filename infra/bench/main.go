@@ -60,6 +60,7 @@ func run() error {
 	items := flag.Int("items", 2000, "inventory items to load")
 	out := flag.String("out", "docs/benchmarks.md", "report file")
 	bins := flag.String("bin", "bin", "folder of the arm64 bootstraps (make build)")
+	only := flag.String("only", "", "comma-separated steps to run (default: all); the report then holds only those")
 	flag.Parse()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" {
@@ -103,7 +104,16 @@ func run() error {
 		{"one busy account", b.writeScaling},
 		{"cold start", func() error { return b.coldStart(*bins) }},
 	}
+	chosen := map[string]bool{}
+	for _, name := range strings.Split(*only, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			chosen[name] = true
+		}
+	}
 	for _, s := range steps {
+		if len(chosen) > 0 && !chosen[s.name] {
+			continue
+		}
 		start := time.Now()
 		fmt.Fprintf(os.Stderr, "bench: %s ...", s.name)
 		if err := s.fn(); err != nil {
