@@ -40,7 +40,8 @@ const usage = `usage:
   admin webhook set --account ID --url U [--secret S]
   admin webhook deliveries --account ID [--json]
   admin webhook redeliver --account ID --transaction TX
-  admin migrate [--json]  (once per deployment: moves callback secrets off account items)
+  admin migrate [--json]  (after an upgrade: moves callback secrets off account items,
+                          gives records written before views theirs; safe to run again)
 `
 
 func main() {
@@ -230,7 +231,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "migrate":
 		// Accounts whose callback secret is still on the account item, where
 		// every function may read it, get it moved to its own item. The
-		// secrets are never printed: only how many accounts moved.
+		// secrets are never printed: only how many accounts moved. Records
+		// written before views get theirs, so the list indexes carry them.
 		st, err := open()
 		if err != nil {
 			return err
@@ -239,10 +241,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return json.NewEncoder(out).Encode(map[string]int{"migrated": n})
+		r, err := st.PackLegacyRecords(ctx)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(out, "migrated %d accounts\n", n)
+		if *asJSON {
+			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r})
+		}
+		fmt.Fprintf(out, "migrated %d accounts, %d records\n", n, r)
 		return nil
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))

@@ -52,7 +52,7 @@ func TestDynamoDBFaultsAre503(t *testing.T) {
 		{"RequestLimitExceeded", "", "GET", "/api/v1/sales/123456", apiErr("RequestLimitExceeded")},
 		{"ThrottlingException", "Query", "GET", "/api/v1/expenses", apiErr("ThrottlingException")},
 		{"InternalServerError", "GetItem", "GET", "/api/v1/customers/1", apiErr("InternalServerError")},
-		{"TransactionConflict", "TransactWriteItems", "POST", "/api/v1/customers/add", func() error {
+		{"TransactionConflict", "TransactWriteItems", "POST", "/api/v1/inventory/categories/add", func() error {
 			return &types.TransactionCanceledException{Message: aws.String("conflict"),
 				CancellationReasons: []types.CancellationReason{{Code: aws.String("TransactionConflict")}}}
 		}},
@@ -67,8 +67,8 @@ func TestDynamoDBFaultsAre503(t *testing.T) {
 			defer srv.Close()
 			e := &env{t: t, srv: srv, key: key}
 			var body any
-			if c.method == "POST" {
-				body = map[string]any{"name": "Ama"}
+			if c.method == "POST" { // a category and its name's guard: a transaction
+				body = map[string]any{"category_name": "Grains"}
 			}
 			r := e.req(c.method, c.path, key, body)
 			if r.code != 503 || r.header.Get("Retry-After") == "" {

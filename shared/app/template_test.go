@@ -139,12 +139,18 @@ func TestTemplateTableMatchesGo(t *testing.T) {
 		for _, k := range g.KeySchema {
 			ks = append(ks, *k.AttributeName+" "+string(k.KeyType))
 		}
-		want[aws.ToString(g.IndexName)] = append(ks, string(g.Projection.ProjectionType))
+		want[aws.ToString(g.IndexName)] = append(append(ks, string(g.Projection.ProjectionType)), g.Projection.NonKeyAttributes...)
 	}
 	got := map[string][]string{}
 	for _, g := range tbl["GlobalSecondaryIndexes"].([]any) {
 		g := g.(map[string]any)
-		got[g["IndexName"].(string)] = append(keys(g["KeySchema"]), g["Projection"].(map[string]any)["ProjectionType"].(string))
+		proj := g["Projection"].(map[string]any)
+		got[g["IndexName"].(string)] = append(keys(g["KeySchema"]), proj["ProjectionType"].(string))
+		if inc, ok := proj["NonKeyAttributes"].([]any); ok {
+			for _, a := range inc {
+				got[g["IndexName"].(string)] = append(got[g["IndexName"].(string)], a.(string))
+			}
+		}
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("indexes (-go +template):\n%s", d)

@@ -22,10 +22,11 @@ func categoryItem(account string, c business.Category) attrs {
 	setS(it, "description", c.Description)
 	setStamps(it, c.ID, c.CreatedAt, c.UpdatedAt, c.Version)
 	listKeys(it, acctPK(account)+"#CATEGORY", "#NAME#"+business.NameKey(c.Name), c.ID, c.CreatedAt, c.UpdatedAt)
-	return it
+	return pack(it)
 }
 
 func categoryFrom(it attrs) business.Category {
+	it = unpack(it)
 	return business.Category{
 		ID: getInt(it, "id"), Name: getS(it, "category_name"), Description: getS(it, "description"),
 		CreatedAt: getTime(it, "created_at"), UpdatedAt: getTime(it, "updated_at"), Version: getInt(it, "version"),

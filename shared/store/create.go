@@ -33,8 +33,8 @@ type Idempotency struct {
 type Render[T any] func(T) ([]byte, error)
 
 // createSpec describes one creation: the kind whose next id the record gets,
-// items to read alongside, and how to build the transaction once the id is
-// known.
+// items to read first (none for most kinds), and how to build the write once
+// the id is known.
 type createSpec struct {
 	account string
 	kind    string
@@ -45,41 +45,55 @@ type createSpec struct {
 	build func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error)
 }
 
-// create runs one creation in two sequential round trips: first, in
-// parallel, the next id of spec.kind (an atomic counter, so one account's
-// creates never take turns) and the items spec reads together with the
-// Idempotency-Key's record; then one transaction writing the record and the
-// key's record with the response.
+// create runs one creation. Its common path is one write: the id comes from
+// the process's block (see ids.go), and the Idempotency-Key is claimed by
+// the transaction's own condition. Only a kind that must read something
+// first (spec.reads) makes a read, with the key's record alongside, so two
+// sequential calls.
 //
-// A replay is recognised before anything else decides the answer: a key
-// already recorded with the same body returns the first response (also after
-// the record was edited, or when the first request took the last stock), and
-// when the transaction fails on any condition, the key is read again, since
-// an identical request may have committed in between. Returns ECONFLICT when
-// the key was used with another body, and whatever build or the
-// transaction's conditions report.
+// A replay is recognised before anything else decides the answer: when the
+// write fails on any condition, the key's record is read, and a key already
+// recorded with the same body returns the first response (also after the
+// record was edited, or when the first request took the last stock). Returns
+// ECONFLICT when the key was used with another body, and whatever build or
+// the transaction's conditions report.
 func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
+	// The id is taken alongside the first attempt's reads: when the process
+	// must reserve a block, that call is made in parallel with them.
+	var (
+		id    int64
+		idErr error
+		gotID = make(chan struct{})
+	)
+	go func() {
+		defer close(gotID)
+		id, idErr = s.nextID(ctx, spec.account, spec.kind)
+	}()
 	var body []byte
-	id := int64(0)
 	err := retrying(ctx, func() error {
 		now := s.stamp()
-		keys := spec.reads
-		if spec.idem != nil {
-			keys = append([]attrs{idemKey(spec.account, spec.idem)}, spec.reads...)
-		}
-		found, drawn, err := s.readWithID(ctx, keys, spec.account, spec.kind, id == 0)
-		if err != nil {
-			return err
-		}
-		if drawn != 0 {
-			id = drawn
-		}
-		if spec.idem != nil {
-			if rec := found[0]; liveIdem(rec, now) {
-				body, err = replayFrom(rec, spec.idem)
+		var found []attrs
+		var err error
+		if len(spec.reads) > 0 {
+			keys := spec.reads
+			if spec.idem != nil {
+				keys = append([]attrs{idemKey(spec.account, spec.idem)}, spec.reads...)
+			}
+			found, err = s.batchGet(ctx, keys)
+			<-gotID
+			if err != nil {
 				return err
 			}
-			found = found[1:]
+			if spec.idem != nil {
+				if rec := found[0]; liveIdem(rec, now) {
+					body, err = replayFrom(rec, spec.idem)
+					return err
+				}
+				found = found[1:]
+			}
+		}
+		if <-gotID; idErr != nil {
+			return idErr
 		}
 		actions, resp, err := spec.build(id, now, found)
 		if err != nil {
@@ -94,8 +108,9 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 		}
 		err = s.transact(ctx, actions)
 		if err != nil && spec.idem != nil && isConditionOutcome(err) {
-			// An identical request may have committed first: its answer wins
-			// over whichever condition this attempt failed on.
+			// The key may be recorded already (a replay, or an identical
+			// request that committed first): its answer wins over whichever
+			// condition this attempt failed on.
 			rec, gerr := s.getItem(ctx, idemKey(spec.account, spec.idem), true)
 			if gerr != nil {
 				return gerr
@@ -132,60 +147,6 @@ func (s *Store) Replay(ctx context.Context, account string, idem *Idempotency) (
 func isConditionOutcome(err error) bool {
 	var be *business.Error
 	return errors.Is(err, errRetry) || errors.As(err, &be)
-}
-
-// readWithID reads keys with strong consistency and, when draw is set, in
-// parallel takes the next id of kind from the account's counter.
-func (s *Store) readWithID(ctx context.Context, keys []attrs, account, kind string, draw bool) ([]attrs, int64, error) {
-	if !draw {
-		found, err := s.batchGet(ctx, keys)
-		return found, 0, err
-	}
-	var (
-		wg    sync.WaitGroup
-		id    int64
-		idErr error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		id, idErr = s.nextID(ctx, account, kind)
-	}()
-	var found []attrs
-	var err error
-	if len(keys) > 0 {
-		found, err = s.batchGet(ctx, keys)
-	}
-	wg.Wait()
-	if err != nil {
-		return nil, 0, err
-	}
-	if idErr != nil {
-		return nil, 0, idErr
-	}
-	return found, id, nil
-}
-
-// nextID advances the account's counter of kind by one and returns its new
-// value. Ids so drawn are unique and increase with time; an id drawn by a
-// request that then fails is not reused, so ids may have gaps.
-func (s *Store) nextID(ctx context.Context, account, kind string) (int64, error) {
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(acctPK(account), "COUNTER#"+kind),
-		UpdateExpression:          aws.String("ADD n :one SET #t = :t"),
-		ExpressionAttributeNames:  map[string]string{"#t": "type"},
-		ExpressionAttributeValues: attrs{":one": nInt(1), ":t": str("counter")},
-		ReturnValues:              types.ReturnValueUpdatedNew,
-	})
-	if err != nil {
-		return 0, fmt.Errorf("next %s id: %w", kind, err)
-	}
-	id := getInt(out.Attributes, "n")
-	if id < 1 {
-		return 0, fmt.Errorf("next %s id: counter returned %q", kind, getN(out.Attributes, "n"))
-	}
-	return id, nil
 }
 
 func idemKey(account string, i *Idempotency) attrs {
@@ -242,7 +203,8 @@ func replayFrom(rec attrs, i *Idempotency) ([]byte, error) {
 }
 
 // batchGet reads keys with strong consistency and returns the items in the
-// same order, nil where an item does not exist.
+// same order, nil where an item does not exist. Keys beyond the 100 one call
+// may name are read in further calls, in parallel.
 func (s *Store) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) {
 	switch len(keys) {
 	case 0: // a retried create with nothing to read
@@ -255,11 +217,28 @@ func (s *Store) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) {
 		return []attrs{it}, nil
 	}
 	res := make([]attrs, len(keys))
+	const perCall = 100
+	errs := make([]error, (len(keys)+perCall-1)/perCall)
+	var wg sync.WaitGroup
+	for c := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := c*perCall, min(len(keys), (c+1)*perCall)
+			errs[c] = s.batchGetCall(ctx, keys[lo:hi], res[lo:hi])
+		}()
+	}
+	wg.Wait()
+	return res, errors.Join(errs...)
+}
+
+// batchGetCall reads at most 100 keys into res, in the same order.
+func (s *Store) batchGetCall(ctx context.Context, keys, res []attrs) error {
 	pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(pending) > 0; attempt++ {
 		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
 		if err != nil {
-			return nil, fmt.Errorf("batch get: %w", err)
+			return fmt.Errorf("batch get: %w", err)
 		}
 		for _, it := range out.Responses[s.table] {
 			for i, k := range keys {
@@ -271,9 +250,9 @@ func (s *Store) batchGet(ctx context.Context, keys []attrs) ([]attrs, error) {
 		pending = out.UnprocessedKeys
 		if len(pending) > 0 {
 			if err := sleep(ctx, min(attempt, 5)); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return res, nil
+	return nil
 }

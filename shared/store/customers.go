@@ -19,12 +19,13 @@ func customerItem(account string, c business.Customer) attrs {
 	setS(it, "phone", c.Phone)
 	setS(it, "address", c.Address)
 	setStamps(it, c.ID, c.CreatedAt, c.UpdatedAt, c.Version)
-	it[IndexCreated+"PK"] = str(acctPK(account) + "#CUSTOMER")
-	it[IndexCreated+"SK"] = str(fmtTime(c.CreatedAt) + "#" + pad(c.ID))
-	return it
+	it[IndexCreated.PK] = str(acctPK(account) + "#CUSTOMER")
+	it[IndexCreated.SK] = str(fmtTime(c.CreatedAt) + "#" + pad(c.ID))
+	return pack(it)
 }
 
 func customerFrom(it attrs) business.Customer {
+	it = unpack(it)
 	return business.Customer{
 		ID:        getInt(it, "id"),
 		Name:      getS(it, "name"),
@@ -81,6 +82,6 @@ type CustomerFilter struct {
 
 // ListCustomers returns a page of customers, newest first.
 func (s *Store) ListCustomers(ctx context.Context, account string, f CustomerFilter, limit int, cursor string) (Page[business.Customer], error) {
-	q := query{index: IndexCreated, pk: acctPK(account) + "#CUSTOMER", rng: Range{From: f.CreatedFrom}, limit: limit, cursor: cursor}
+	q := query{index: IndexCreated, pk: acctPK(account) + "#CUSTOMER", rng: Range{From: f.CreatedFrom}, limit: limit, cursor: cursor, views: true}
 	return page(ctx, s, q, customerFrom)
 }

@@ -46,11 +46,11 @@ func deliveryItem(d business.Delivery) attrs {
 	it["webhook_id"] = str(d.WebhookID)
 	it["payload"] = &types.AttributeValueMemberB{Value: d.Payload}
 	it["created_at"] = str(fmtTime(d.CreatedAt))
-	it[IndexCreated+"PK"] = str(acctPK(d.AccountID) + "#DELIVERY")
-	it[IndexCreated+"SK"] = str(fmtTime(d.CreatedAt) + "#" + d.TransactionID)
+	it[IndexCreated.PK] = str(acctPK(d.AccountID) + "#DELIVERY")
+	it[IndexCreated.SK] = str(fmtTime(d.CreatedAt) + "#" + d.TransactionID)
 	deliveryState(it, d)
 	if d.Waiting() {
-		it[IndexDue+"PK"], it[IndexDue+"SK"] = str(accountDuePK(d.AccountID)), str(dueSK(d))
+		it[IndexDue.PK], it[IndexDue.SK] = str(accountDuePK(d.AccountID)), str(dueSK(d))
 	}
 	return it
 }
@@ -208,7 +208,7 @@ func (s *Store) FailUnsavable(ctx context.Context, d business.Delivery, l Lease,
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       deliveryKey(d.AccountID, d.TransactionID),
-		UpdateExpression:          aws.String("SET #st = :failed, attempt = :n, attempts = :log REMOVE lease_token, lease_until, " + IndexDue + "PK, " + IndexDue + "SK"),
+		UpdateExpression:          aws.String("SET #st = :failed, attempt = :n, attempts = :log REMOVE lease_token, lease_until, " + IndexDue.PK + ", " + IndexDue.SK),
 		ConditionExpression:       aws.String("lease_token = :t"),
 		ExpressionAttributeNames:  map[string]string{"#st": "state"},
 		ExpressionAttributeValues: attrs{":failed": str(business.DeliveryFailed), ":n": nInt(int64(d.Attempt)), ":log": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: note}}}, ":t": str(l.token)},
@@ -282,7 +282,7 @@ func (s *Store) Redeliver(ctx context.Context, account, tx string, now time.Time
 		{action: types.TransactWriteItem{Update: &types.Update{
 			TableName:                 aws.String(s.table),
 			Key:                       deliveryKey(account, tx),
-			UpdateExpression:          aws.String("SET #st = :pending, round_start = :n, next_at = :now, " + IndexDue + "PK = :due, " + IndexDue + "SK = :sk REMOVE lease_token, lease_until"),
+			UpdateExpression:          aws.String("SET #st = :pending, round_start = :n, next_at = :now, " + IndexDue.PK + " = :due, " + IndexDue.SK + " = :sk REMOVE lease_token, lease_until"),
 			ConditionExpression:       aws.String("attempt = :n AND NOT (#st IN (:pending, :held))"),
 			ExpressionAttributeNames:  map[string]string{"#st": "state"},
 			ExpressionAttributeValues: attrs{":pending": str(business.DeliveryPending), ":held": str(business.DeliveryHeld), ":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()), ":due": str(accountDuePK(account)), ":sk": str(dueSK(d))},

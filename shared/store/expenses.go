@@ -22,10 +22,11 @@ func expenseItem(account string, e business.Expense) attrs {
 	it["created_by"] = str(e.CreatedBy)
 	setStamps(it, e.ID, e.CreatedAt, e.UpdatedAt, e.Version)
 	listKeys(it, acctPK(account)+"#EXPENSE", "#TYPE#"+business.NameKey(e.ExpenseType), e.ID, e.CreatedAt, e.UpdatedAt)
-	return it
+	return pack(it)
 }
 
 func expenseFrom(it attrs) business.Expense {
+	it = unpack(it)
 	return business.Expense{
 		ID: getInt(it, "id"), ExpenseType: getS(it, "expense_type"), Description: getS(it, "expense_description"),
 		Amount: amountAt(it, "expense_amount"), PaymentMethod: getS(it, "payment_method"), Image: getS(it, "expense_image"),
@@ -93,7 +94,7 @@ func (s *Store) ListExpenses(ctx context.Context, account string, f ExpenseFilte
 // the updated_at bound is one too when it is the only filter (on the updated
 // index), else a filter expression.
 func boundedQuery(base, eqPK, createdFrom, updatedTo string, limit int, cursor string) query {
-	q := query{index: IndexCreated, pk: base, rng: Range{From: createdFrom}, limit: limit, cursor: cursor}
+	q := query{index: IndexCreated, pk: base, rng: Range{From: createdFrom}, limit: limit, cursor: cursor, views: true}
 	if eqPK != "" {
 		q.index, q.pk = IndexPrimaryFilter, eqPK
 	}
@@ -102,8 +103,8 @@ func boundedQuery(base, eqPK, createdFrom, updatedTo string, limit int, cursor s
 	case eqPK == "" && createdFrom == "":
 		q.index, q.rng = IndexUpperBound, Range{To: updatedTo}
 	default:
-		q.filter = "#updated <= :updated"
-		q.names = map[string]string{"#updated": "updated_at"}
+		q.filter = "#v.#updated <= :updated"
+		q.names = map[string]string{"#v": viewAttr, "#updated": "updated_at"}
 		q.values = attrs{":updated": str(updatedTo)}
 	}
 	return q

@@ -43,7 +43,7 @@ func invItem(account string, x business.Item) attrs {
 	it["item_slug"] = str(x.Slug)
 	setStamps(it, x.ID, x.CreatedAt, x.UpdatedAt, x.Version)
 	listKeys(it, acctPK(account)+"#ITEM", "#CATEGORY#"+strconv.FormatInt(x.CategoryID, 10), x.ID, x.CreatedAt, x.UpdatedAt)
-	return it
+	return pack(it)
 }
 
 func quantityAt(it attrs, k string) money.Quantity {
@@ -52,6 +52,7 @@ func quantityAt(it attrs, k string) money.Quantity {
 }
 
 func invItemFrom(it attrs) business.Item {
+	it = unpack(it)
 	x := business.Item{
 		ID: getInt(it, "id"), ItemCode: getS(it, "item_code"), ItemName: getS(it, "item_name"),
 		CategoryID: getInt(it, "category_id"), Unit: getS(it, "unit"), Description: getS(it, "description"),
@@ -97,25 +98,28 @@ type NewItem struct {
 // CreateItem stores a valid item. Its category must exist (EINVALID); its
 // code is unique (ECONFLICT when a client's code is taken; a generated one is
 // drawn again); its slug is derived from the name, and suffixed with the
-// item code when another item has it (see pickSlug).
+// item code when another item has it (see pickSlug). All of it is decided by
+// the write's conditions, so the common case is one call; an attempt that
+// failed (a slug or generated code another item holds) makes the next one
+// read the slugs' guards to pick.
 func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem *Idempotency, render Render[business.Item]) ([]byte, error) {
 	x, codeGenerated := n.Item, n.CodeGenerated
 	slug := business.Slugify(x.ItemName)
-	reads := []attrs{categoryKey(account, x.CategoryID), uniqueKey(account, "item_slug", slug)}
-	if !codeGenerated {
-		reads = append(reads, uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode)))
-	}
+	attempts := 0
 	return s.create(ctx, createSpec{
-		account: account, kind: "item", idem: idem, reads: reads,
-		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
-			if reads[0] == nil {
-				return nil, nil, categoryMissing(x.CategoryID)
-			}
+		account: account, kind: "item", idem: idem,
+		build: func(id int64, now time.Time, _ []attrs) ([]txItem, []byte, error) {
 			if codeGenerated { // drawn afresh on every attempt, so a collision retries
 				x.ItemCode = business.NewItemCode()
-				reads = append(reads, nil)
 			}
-			x.Slug = pickSlug(slug, x.ItemCode, reads[1], reads[2], "")
+			x.Slug = slug
+			if attempts++; attempts > 1 {
+				g, err := s.batchGet(ctx, []attrs{uniqueKey(account, "item_slug", slug), uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode))})
+				if err != nil {
+					return nil, nil, err
+				}
+				x.Slug = pickSlug(slug, x.ItemCode, g[0], g[1], "")
+			}
 			x.ID, x.CreatedAt, x.UpdatedAt, x.Version = id, now, now, 1
 			body, err := render(x)
 			if err != nil {
@@ -125,10 +129,11 @@ func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem 
 			if codeGenerated {
 				codeTaken = errRetry
 			}
+			// A missing category is the answer before a taken code.
 			return []txItem{
+				s.categoryExists(account, x.CategoryID),
 				{action: put(s.table, invItem(account, x), "attribute_not_exists(PK)"), onFail: codeTaken},
 				s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry),
-				s.categoryExists(account, x.CategoryID),
 			}, body, nil
 		},
 	})

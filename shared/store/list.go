@@ -33,7 +33,7 @@ type Range struct {
 
 // query is one list request on one partition of an index.
 type query struct {
-	index  string // "" for the table itself
+	index  Index // zero for the table itself
 	pk     string
 	rng    Range
 	filter string // optional FilterExpression for conditions the key cannot express
@@ -41,13 +41,14 @@ type query struct {
 	values attrs
 	limit  int
 	cursor string
+	views  bool // the records listed have views (see view.go)
 }
 
 func (q query) keyNames() (string, string) {
-	if q.index == "" {
+	if q.index.Name == "" {
 		return "PK", "SK"
 	}
-	return q.index + "PK", q.index + "SK"
+	return q.index.PK, q.index.SK
 }
 
 // MaxEvaluated bounds the items one list request reads (DynamoDB's
@@ -110,8 +111,8 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 		ScanIndexForward:          aws.Bool(false), // newest (or latest) first
 		ExclusiveStartKey:         start,
 	}
-	if q.index != "" {
-		in.IndexName = aws.String(q.index)
+	if q.index.Name != "" {
+		in.IndexName = aws.String(q.index.Name)
 	}
 	if q.filter != "" {
 		in.FilterExpression = aws.String(q.filter)
@@ -123,7 +124,7 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 		in.Limit = aws.Int32(int32(min(q.limit+1-len(got), budget-scanned)))
 		out, err := s.db.Query(ctx, in)
 		if err != nil {
-			return nil, "", 0, fmt.Errorf("query %s: %w", q.index, err)
+			return nil, "", 0, fmt.Errorf("query %s: %w", q.index.Name, err)
 		}
 		scanned += int(out.ScannedCount)
 		got = append(got, out.Items...)
@@ -142,7 +143,7 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 		got = got[:q.limit]
 		last := got[q.limit-1]
 		k := attrs{"PK": last["PK"], "SK": last["SK"]}
-		if q.index != "" {
+		if q.index.Name != "" {
 			k[pkName] = last[pkName]
 			k[skName] = last[skName]
 		}
@@ -155,7 +156,7 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 // and in what order, so a cursor continues only the query that made it.
 func (q query) fingerprint() string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%q %q %q %q %q\n", q.index, q.pk, q.rng.From, q.rng.To, q.filter)
+	fmt.Fprintf(h, "%q %q %q %q %q\n", q.index.PK, q.pk, q.rng.From, q.rng.To, q.filter)
 	names := make([]string, 0, len(q.values))
 	for k := range q.values {
 		names = append(names, k)

@@ -112,8 +112,8 @@ func (s *Store) wakeUpdate(account string, now time.Time) *types.Update {
 		TableName: aws.String(s.table),
 		Key:       queueKey(account),
 		UpdateExpression: aws.String("SET #type = :type, account_id = :a, queued_at = :now, " +
-			"ready_at = if_not_exists(held_until, :now), " + IndexDue + "PK = :shard, " +
-			IndexDue + "SK = if_not_exists(held_sk, :sk) ADD gen :one"),
+			"ready_at = if_not_exists(held_until, :now), " + IndexDue.PK + " = :shard, " +
+			IndexDue.SK + " = if_not_exists(held_sk, :sk) ADD gen :one"),
 		ExpressionAttributeNames: map[string]string{"#type": "type"},
 		ExpressionAttributeValues: attrs{":type": str("webhook_queue"), ":a": str(account), ":now": nInt(now.Unix()),
 			":shard": str(duePartition(account)), ":sk": str(readySK(now, account)), ":one": nInt(1)},
@@ -179,8 +179,8 @@ func (s *Store) readyIn(ctx context.Context, pk string, now time.Time) ([]Queue,
 	for p := 0; p < ReadyPages; p++ {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(IndexDue),
-			KeyConditionExpression:    aws.String(IndexDue + "PK = :pk AND " + IndexDue + "SK < :to"),
+			IndexName:                 aws.String(IndexDue.Name),
+			KeyConditionExpression:    aws.String(IndexDue.PK + " = :pk AND " + IndexDue.SK + " < :to"),
 			ExpressionAttributeValues: attrs{":pk": str(pk), ":to": str(fmt.Sprintf("%012d$", now.Unix()))},
 			Limit:                     aws.Int32(100),
 			ExclusiveStartKey:         start,
@@ -222,9 +222,9 @@ func (s *Store) moveLegacyDue(ctx context.Context, it attrs) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(getS(it, "PK"), getS(it, "SK")),
-		UpdateExpression:          aws.String("SET " + IndexDue + "PK = :pk"),
-		ConditionExpression:       aws.String(IndexDue + "PK = :old"),
-		ExpressionAttributeValues: attrs{":pk": str(accountDuePK(getS(it, "account_id"))), ":old": it[IndexDue+"PK"]},
+		UpdateExpression:          aws.String("SET " + IndexDue.PK + " = :pk"),
+		ConditionExpression:       aws.String(IndexDue.PK + " = :old"),
+		ExpressionAttributeValues: attrs{":pk": str(accountDuePK(getS(it, "account_id"))), ":old": it[IndexDue.PK]},
 	})
 	var cf *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &cf) {
@@ -245,8 +245,8 @@ type DueDelivery struct {
 func (s *Store) AccountDue(ctx context.Context, account string, limit int) ([]DueDelivery, bool, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(IndexDue),
-		KeyConditionExpression:    aws.String(IndexDue + "PK = :pk"),
+		IndexName:                 aws.String(IndexDue.Name),
+		KeyConditionExpression:    aws.String(IndexDue.PK + " = :pk"),
 		ExpressionAttributeValues: attrs{":pk": str(accountDuePK(account))},
 		Limit:                     aws.Int32(int32(limit)),
 	})
@@ -271,9 +271,9 @@ func (s *Store) Park(ctx context.Context, q Queue, next time.Time) error {
 		ExpressionAttributeValues: attrs{":gen": nInt(q.Gen)},
 	}
 	if next.IsZero() {
-		in.UpdateExpression = aws.String("REMOVE ready_at, " + IndexDue + "PK, " + IndexDue + "SK")
+		in.UpdateExpression = aws.String("REMOVE ready_at, " + IndexDue.PK + ", " + IndexDue.SK)
 	} else {
-		in.UpdateExpression = aws.String("SET ready_at = :at, " + IndexDue + "PK = :shard, " + IndexDue + "SK = :sk")
+		in.UpdateExpression = aws.String("SET ready_at = :at, " + IndexDue.PK + " = :shard, " + IndexDue.SK + " = :sk")
 		in.ExpressionAttributeValues[":at"] = nInt(next.Unix())
 		in.ExpressionAttributeValues[":shard"] = str(duePartition(q.AccountID))
 		in.ExpressionAttributeValues[":sk"] = str(readySK(next, q.AccountID))
@@ -323,7 +323,7 @@ func (s *Store) ClaimProbe(ctx context.Context, q Queue, now time.Time, lease ti
 // until: the ready entry waits at the probe time.
 func holdSet(account string, until time.Time, v attrs) string {
 	v[":until"], v[":heldsk"], v[":shard"] = nInt(until.Unix()), str(readySK(until, account)), str(duePartition(account))
-	return "held_until = :until, held_sk = :heldsk, ready_at = :until, " + IndexDue + "PK = :shard, " + IndexDue + "SK = :heldsk"
+	return "held_until = :until, held_sk = :heldsk, ready_at = :until, " + IndexDue.PK + " = :shard, " + IndexDue.SK + " = :heldsk"
 }
 
 // AttemptFailed counts a failed attempt of the account's deliveries and
@@ -385,7 +385,7 @@ func (s *Store) AttemptFailed(ctx context.Context, account string, now time.Time
 func (s *Store) AttemptSucceeded(ctx context.Context, account string, now time.Time) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: queueKey(account),
-		UpdateExpression: aws.String("SET failures = :zero, ready_at = :now, " + IndexDue + "PK = :shard, " + IndexDue + "SK = :sk " +
+		UpdateExpression: aws.String("SET failures = :zero, ready_at = :now, " + IndexDue.PK + " = :shard, " + IndexDue.SK + " = :sk " +
 			"REMOVE held_until, held_sk, probe_until"),
 		ConditionExpression: aws.String("attribute_exists(PK)"),
 		ExpressionAttributeValues: attrs{":zero": nInt(0), ":now": nInt(now.Unix()), ":shard": str(duePartition(account)),

@@ -43,6 +43,9 @@ func (s *Store) stamp() time.Time { return s.now().Truncate(time.Second) }
 // page runs a list's query and decodes each item it read with from.
 func page[T any](ctx context.Context, s *Store, q query, from func(attrs) T) (Page[T], error) {
 	items, next, scanned, err := s.run(ctx, q)
+	if err == nil && q.views {
+		err = s.withViews(ctx, items)
+	}
 	if err != nil {
 		return Page[T]{}, err
 	}
@@ -68,7 +71,34 @@ func setStamps(it attrs, id int64, created, updated time.Time, version int64) {
 // of its filter (the partition base+filter) on IndexPrimaryFilter.
 func listKeys(it attrs, base, filter string, id int64, created, updated time.Time) {
 	newest := fmtTime(created) + "#" + pad(id)
-	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(newest)
-	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+filter), str(newest)
-	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(fmtTime(updated)+"#"+pad(id))
+	it[IndexCreated.PK], it[IndexCreated.SK] = str(base), str(newest)
+	it[IndexPrimaryFilter.PK], it[IndexPrimaryFilter.SK] = str(base+filter), str(newest)
+	it[IndexUpperBound.PK], it[IndexUpperBound.SK] = str(base), str(fmtTime(updated)+"#"+pad(id))
+}
+
+// withViews replaces each index entry of a record written before views (an
+// entry without one) with the record read from the table, in one call. Once `admin migrate` has run there are none, and a page is the
+// one Query it always was.
+func (s *Store) withViews(ctx context.Context, items []attrs) error {
+	var at []int
+	var keys []attrs
+	for i, it := range items {
+		if !hasView(it) {
+			at = append(at, i)
+			keys = append(keys, key(getS(it, "PK"), getS(it, "SK")))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	found, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for j, i := range at {
+		if found[j] != nil {
+			items[i] = found[j]
+		}
+	}
+	return nil
 }

@@ -34,16 +34,16 @@ func invoiceNumberGuard(account, number string) attrs {
 func saleKeyed(account string, sale business.Sale, it attrs) {
 	created := fmtTime(sale.CreatedAt) + "#" + pad(sale.ID)
 	base := acctPK(account) + "#SALE"
-	it[IndexCreated+"PK"], it[IndexCreated+"SK"] = str(base), str(created)
-	it[IndexPrimaryFilter+"PK"], it[IndexPrimaryFilter+"SK"] = str(base+"#CUSTOMER#"+strconv.FormatInt(sale.CustomerID, 10)), str(created)
-	it[IndexType+"PK"], it[IndexType+"SK"] = str(base+"#TYPE#"+sale.InvoiceType), str(created)
-	it[IndexStatus+"PK"], it[IndexStatus+"SK"] = str(base+"#STATUS#"+sale.PaymentStatus), str(created)
+	it[IndexCreated.PK], it[IndexCreated.SK] = str(base), str(created)
+	it[IndexPrimaryFilter.PK], it[IndexPrimaryFilter.SK] = str(base+"#CUSTOMER#"+strconv.FormatInt(sale.CustomerID, 10)), str(created)
+	it[IndexType.PK], it[IndexType.SK] = str(base+"#TYPE#"+sale.InvoiceType), str(created)
+	it[IndexStatus.PK], it[IndexStatus.SK] = str(base+"#STATUS#"+sale.PaymentStatus), str(created)
 	if sale.PaymentDate != "" {
-		it[IndexPaymentDate+"PK"], it[IndexPaymentDate+"SK"] = str(base+"#PAYDATE#"+sale.PaymentDate), str(created)
+		it[IndexPaymentDate.PK], it[IndexPaymentDate.SK] = str(base+"#PAYDATE#"+sale.PaymentDate), str(created)
 	}
-	it[IndexUpperBound+"PK"], it[IndexUpperBound+"SK"] = str(base), str(sale.DueDate+"#"+pad(sale.ID))
-	it[IndexCustomerStatus+"PK"], it[IndexCustomerStatus+"SK"] = str(customerStatusPK(base, sale.CustomerID, sale.PaymentStatus)), str(created)
-	it[IndexStatusDue+"PK"], it[IndexStatusDue+"SK"] = str(base+"#STATUS#"+sale.PaymentStatus), str(sale.DueDate+"#"+pad(sale.ID))
+	it[IndexUpperBound.PK], it[IndexUpperBound.SK] = str(base), str(sale.DueDate+"#"+pad(sale.ID))
+	it[IndexCustomerStatus.PK], it[IndexCustomerStatus.SK] = str(customerStatusPK(base, sale.CustomerID, sale.PaymentStatus)), str(created)
+	it[IndexStatusDue.PK], it[IndexStatusDue.SK] = str(base+"#STATUS#"+sale.PaymentStatus), str(sale.DueDate+"#"+pad(sale.ID))
 }
 
 func customerStatusPK(base string, customer int64, status string) string {
@@ -91,7 +91,7 @@ func saleItem(account string, sale business.Sale) attrs {
 	}
 	it["lines"] = &types.AttributeValueMemberL{Value: lines}
 	saleKeyed(account, sale, it)
-	return it
+	return pack(it)
 }
 
 // amountAt reads a stored amount; stored values were valid when written.
@@ -112,6 +112,7 @@ func saleFrom(it attrs) business.Sale {
 
 // saleSummaryFrom reads a sale item without its lines, as lists show it.
 func saleSummaryFrom(it attrs) business.Sale {
+	it = unpack(it)
 	sale := business.Sale{
 		ID:                  getInt(it, "id"),
 		InvoiceCode:         getS(it, "invoice_code"),
@@ -182,7 +183,7 @@ func paymentItem(account string, p business.Payment) attrs {
 	setS(it, "issued_by", p.IssuedBy)
 	it["payment_status"] = str(p.PaymentStatus)
 	it["payment_at"] = str(fmtTime(p.PaymentAt))
-	it[IndexDue+"PK"], it[IndexDue+"SK"] = str(paidPartition(account, p.PaymentAt)), str(paidSK(account, p))
+	it[IndexDue.PK], it[IndexDue.SK] = str(paidPartition(account, p.PaymentAt)), str(paidSK(account, p))
 	return it
 }
 
@@ -234,7 +235,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			if reads[0] == nil {
 				return nil, nil, business.FieldErrors{"customer_id": fmt.Sprintf("no customer with id %d in this account", sale.CustomerID)}.Err()
 			}
-			sale.CustomerName = getS(reads[0], "name")
+			sale.CustomerName = customerFrom(reads[0]).Name
 			sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version = id, now, now, 1
 			if ns.CodeGenerated {
 				sale.InvoiceCode = business.NewInvoiceCode()

@@ -32,12 +32,14 @@ type SaleFilter struct {
 // date, latest first.
 func (s *Store) ListSales(ctx context.Context, account string, f SaleFilter, limit int, cursor string) (Page[business.Sale], error) {
 	base := acctPK(account) + "#SALE"
-	q := query{limit: limit, cursor: cursor, names: map[string]string{}, values: attrs{}}
+	q := query{limit: limit, cursor: cursor, names: map[string]string{}, values: attrs{}, views: true}
 	var conds []string
+	// Index entries carry the sale's view, so filters read its fields there
+	// (see view.go).
 	cond := func(expr, name string, v types.AttributeValue) {
-		q.names["#"+name] = name
+		q.names["#v"], q.names["#"+name] = viewAttr, name
 		q.values[":"+name] = v
-		conds = append(conds, fmt.Sprintf(expr, "#"+name, ":"+name))
+		conds = append(conds, fmt.Sprintf(expr, "#v.#"+name, ":"+name))
 	}
 	created := Range{From: f.CreatedFrom}
 	switch {

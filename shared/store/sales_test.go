@@ -72,7 +72,7 @@ func longSale(t *testing.T, st *store.Store, account, code string, n int) string
 	_, err = st.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(st.Table()),
 		Key:              map[string]types.AttributeValue{"PK": pk, "SK": &types.AttributeValueMemberS{Value: "SALE"}},
-		UpdateExpression: aws.String("SET amount_paid = :paid, payments = :n, version = version + :one"),
+		UpdateExpression: aws.String("SET v.amount_paid = :paid, v.payments = :n, version = version + :one"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":paid": &types.AttributeValueMemberN{Value: fmt.Sprintf("%d.00", n)},
 			":n":    &types.AttributeValueMemberN{Value: fmt.Sprint(n)},

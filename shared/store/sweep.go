@@ -52,8 +52,8 @@ func (s *Store) PaymentsWritten(ctx context.Context, from, to time.Time) ([]map[
 			for {
 				out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 					TableName:              aws.String(s.table),
-					IndexName:              aws.String(IndexDue),
-					KeyConditionExpression: aws.String(IndexDue + "PK = :pk AND " + IndexDue + "SK BETWEEN :from AND :to"),
+					IndexName:              aws.String(IndexDue.Name),
+					KeyConditionExpression: aws.String(IndexDue.PK + " = :pk AND " + IndexDue.SK + " BETWEEN :from AND :to"),
 					ExpressionAttributeValues: attrs{":pk": str(pk), ":from": str(fmt.Sprintf("%012d", from.Unix())),
 						":to": str(fmt.Sprintf("%012d$", to.Unix()-1))},
 					ExclusiveStartKey: start,
@@ -101,7 +101,7 @@ func (s *Store) WithoutDelivery(ctx context.Context, payments []map[string]types
 			switch {
 			case it == nil:
 				missing = append(missing, chunk[i])
-			case getS(it, IndexDue+"PK") != "":
+			case getS(it, IndexDue.PK) != "":
 				waiting[getS(it, "account_id")] = true
 			}
 		}

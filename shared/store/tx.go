@@ -97,7 +97,9 @@ var wireNames = map[string]string{"lines": "items"}
 // transact runs items as one transaction. When a condition fails, it returns
 // the onFail error of the first item whose condition failed, or EINTERNAL for
 // an unexpected cancellation. Transaction conflicts (real DynamoDB only) are
-// retried with jittered backoff.
+// retried with jittered backoff. A single write is made with the write's own
+// call, which is just as atomic and costs half: DynamoDB bills every write
+// in a transaction twice.
 func (s *Store) transact(ctx context.Context, items []txItem) error {
 	actions := make([]types.TransactWriteItem, len(items))
 	for i, it := range items {
@@ -107,6 +109,9 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 				return err
 			}
 		}
+	}
+	if len(items) == 1 && items[0].action.ConditionCheck == nil {
+		return s.single(ctx, items[0])
 	}
 	for attempt := 0; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
@@ -136,6 +141,36 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 			return err
 		}
 	}
+}
+
+// single makes one write of a transaction's shape with its own call.
+func (s *Store) single(ctx context.Context, it txItem) error {
+	var err error
+	switch a := it.action; {
+	case a.Put != nil:
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: a.Put.TableName, Item: a.Put.Item,
+			ConditionExpression: a.Put.ConditionExpression, ExpressionAttributeNames: a.Put.ExpressionAttributeNames,
+			ExpressionAttributeValues: a.Put.ExpressionAttributeValues})
+	case a.Update != nil:
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: a.Update.TableName, Key: a.Update.Key,
+			UpdateExpression: a.Update.UpdateExpression, ConditionExpression: a.Update.ConditionExpression,
+			ExpressionAttributeNames: a.Update.ExpressionAttributeNames, ExpressionAttributeValues: a.Update.ExpressionAttributeValues})
+	case a.Delete != nil:
+		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: a.Delete.TableName, Key: a.Delete.Key,
+			ConditionExpression: a.Delete.ConditionExpression, ExpressionAttributeNames: a.Delete.ExpressionAttributeNames,
+			ExpressionAttributeValues: a.Delete.ExpressionAttributeValues})
+	}
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		if it.onFail != nil {
+			return it.onFail
+		}
+		return fmt.Errorf("write: condition failed")
+	}
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
 }
 
 // checkSize returns EINVALID, naming the largest attribute, when it is
