@@ -497,3 +497,47 @@ func TestSaleRoundTrips(t *testing.T) {
 		t.Fatalf("calls/depth add %v get %v list %v edit %v; want {3 2}, {1 1}, {1 1}, {2 2}", add, get, list, edit)
 	}
 }
+
+// The creates of customers, expenses, categories and items are one DynamoDB
+// call in the common case (ids from the process's block, every uniqueness
+// and existence check a condition of the write), with or without an
+// Idempotency-Key; a replay costs the failed write and one read of the
+// key's record.
+func TestCreateRoundTrips(t *testing.T) {
+	t.Parallel()
+	e := newEnvTTL(t, time.Minute)
+	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Warm-up"}), 200, "")
+	n := 0
+	creates := map[string]func() any{
+		"/api/v1/customers/add": func() any { return map[string]any{"name": "Ama"} },
+		"/api/v1/expenses/add": func() any {
+			return map[string]any{"expense_type": "Fuel", "expense_amount": "9.00", "payment_method": "Cash", "created_by": "Ama"}
+		},
+		"/api/v1/inventory/categories/add": func() any { n++; return map[string]any{"category_name": fmt.Sprintf("Category %d", n)} },
+		"/api/v1/inventory/items/add":      func() any { n++; return map[string]any{"item_name": fmt.Sprintf("Item %d", n), "category_id": 1, "item_price": 3} },
+	}
+	for path, body := range creates {
+		// The first create of a kind in a process reserves a block of ids.
+		want(t, e.post(path, body()), 200, "")
+		for _, key := range []string{"", "k-" + path} {
+			var headers []string
+			if key != "" {
+				headers = []string{"Idempotency-Key", key}
+			}
+			b := body()
+			mark := e.spans.Mark()
+			want(t, e.post(path, b, headers...), 200, "")
+			if calls, depth := e.spans.Since(mark); calls != 1 || depth != 1 {
+				t.Errorf("%s (key %q): %d calls, %d sequential; want 1", path, key, calls, depth)
+			}
+			if key == "" {
+				continue
+			}
+			mark = e.spans.Mark()
+			want(t, e.post(path, b, headers...), 200, "")
+			if calls, depth := e.spans.Since(mark); calls > 3 || depth > 3 {
+				t.Errorf("%s replay: %d calls, %d sequential; want the write, the key's read and at most a block", path, calls, depth)
+			}
+		}
+	}
+}
