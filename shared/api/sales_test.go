@@ -514,7 +514,10 @@ func TestCreateRoundTrips(t *testing.T) {
 			return map[string]any{"expense_type": "Fuel", "expense_amount": "9.00", "payment_method": "Cash", "created_by": "Ama"}
 		},
 		"/api/v1/inventory/categories/add": func() any { n++; return map[string]any{"category_name": fmt.Sprintf("Category %d", n)} },
-		"/api/v1/inventory/items/add":      func() any { n++; return map[string]any{"item_name": fmt.Sprintf("Item %d", n), "category_id": 1, "item_price": 3} },
+		"/api/v1/inventory/items/add": func() any {
+			n++
+			return map[string]any{"item_name": fmt.Sprintf("Item %d", n), "category_id": 1, "item_price": 3}
+		},
 	}
 	for path, body := range creates {
 		// The first create of a kind in a process reserves a block of ids.

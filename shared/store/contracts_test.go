@@ -311,7 +311,7 @@ func TestQueueContracts(t *testing.T) {
 		"type": &types.AttributeValueMemberS{Value: "delivery"}, "account_id": &types.AttributeValueMemberS{Value: f.acct},
 		"transaction_id": &types.AttributeValueMemberS{Value: "txn_old"}, "webhook_id": &types.AttributeValueMemberS{Value: "msg_txn_old"},
 		"state": &types.AttributeValueMemberS{Value: "pending"}, "attempt": &types.AttributeValueMemberN{Value: "0"},
-		"next_at":             &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix() - 60)},
+		"next_at":         &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix() - 60)},
 		store.IndexDue.PK: &types.AttributeValueMemberS{Value: fmt.Sprintf("DUE#%02d", store.ShardOf(f.acct))},
 		store.IndexDue.SK: &types.AttributeValueMemberS{Value: fmt.Sprintf("%012d#%s#txn_old", now.Unix()-60, f.acct)},
 	}})
