@@ -18,11 +18,12 @@ import (
 // creating in the same process (up to maxIDBlock), so a quiet account loses
 // few ids when a process ends and a busy one seldom goes back to its counter.
 //
-// What an id promises: unique within its account and kind, a positive
-// integer, and larger than every id of that kind its process handed out
-// before. Ids of records created around the same time in different processes
-// may be out of creation order, and ids have gaps (the unused rest of a
-// process's blocks). Lists order by created_at, never by id.
+// What an id promises: unique within its account and kind, never reused, a
+// positive integer, growing with time as a process hands them out. Ids of
+// records created around the same time (in different processes, or in one
+// whose blocks were dropped at maxIDCounters) may be out of creation order,
+// and ids have gaps (the unused rest of a process's blocks). Lists order by
+// created_at, never by id.
 const (
 	firstIDBlock = 4
 	maxIDBlock   = 64

@@ -25,10 +25,9 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 			return nil, business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
 		}
 		// A record written before views keeps its quantity at the top level.
-		// The condition names the shape read, so a migration that packs the
-		// item in between cancels this attempt instead of being overwritten
-		// (answered as short stock: a one-time window while `admin migrate`
-		// runs; a retry reads the new shape).
+		// The condition names the shape read, so a write that gave the item
+		// its view in between (an edit, `admin migrate`) cancels this attempt,
+		// which is then made again on the item as it is now.
 		at, shape := "v.", "attribute_exists(v)"
 		if !hasView(it) {
 			at, shape = "", "attribute_not_exists(v)"
@@ -59,7 +58,14 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 		} else {
 			up.ConditionExpression = aws.String(fmt.Sprintf("%s AND %squantity >= :q", shape, at))
 		}
-		actions = append(actions, txItem{action: types.TransactWriteItem{Update: up}, onFail: onFail})
+		up.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+		failed := func(old attrs) error {
+			if old != nil && hasView(old) != hasView(it) {
+				return errRetry // the shape changed, not the stock
+			}
+			return onFail
+		}
+		actions = append(actions, txItem{action: types.TransactWriteItem{Update: up}, onFail: onFail, failed: failed})
 	}
 	return actions, nil
 }

@@ -35,9 +35,10 @@ func (s *Store) Table() string { return s.table }
 func (s *Store) Client() *dynamodb.Client { return s.db }
 
 // EnsureTable creates the table from TableDefinition when it does not exist,
-// waits until it is active and turns on its time to live.
+// waits until it is active and turns on its time to live; on a table that
+// exists it adds the indexes it lacks.
 func (s *Store) EnsureTable(ctx context.Context) error {
-	_, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+	out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
 	var nf *types.ResourceNotFoundException
 	if errors.As(err, &nf) {
 		if _, err := s.db.CreateTable(ctx, TableDefinition(s.table)); err != nil {
@@ -63,6 +64,49 @@ func (s *Store) EnsureTable(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("describe table %s: %w", s.table, err)
+	}
+	return s.addMissingIndexes(ctx, out.Table)
+}
+
+// addMissingIndexes adds to an existing table (the devserver's, kept in
+// .data/ across upgrades) the indexes of TableDefinition it lacks, one at a
+// time as DynamoDB requires, waiting for each to become active. Indexes it
+// has beyond them are left alone.
+func (s *Store) addMissingIndexes(ctx context.Context, t *types.TableDescription) error {
+	have := map[string]bool{}
+	for _, g := range t.GlobalSecondaryIndexes {
+		have[aws.ToString(g.IndexName)] = true
+	}
+	def := TableDefinition(s.table)
+	for _, g := range def.GlobalSecondaryIndexes {
+		if have[aws.ToString(g.IndexName)] {
+			continue
+		}
+		_, err := s.db.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+			TableName:            aws.String(s.table),
+			AttributeDefinitions: def.AttributeDefinitions,
+			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
+				IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection,
+			}}},
+		})
+		if err != nil {
+			return fmt.Errorf("add index %s to %s: %w", aws.ToString(g.IndexName), s.table, err)
+		}
+		for active := false; !active; {
+			out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+			if err != nil {
+				return fmt.Errorf("describe table %s: %w", s.table, err)
+			}
+			active = true
+			for _, x := range out.Table.GlobalSecondaryIndexes {
+				if x.IndexStatus != types.IndexStatusActive {
+					active = false
+				}
+			}
+			if !active {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
 	}
 	return nil
 }

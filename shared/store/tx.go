@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"time"
 
@@ -76,6 +78,9 @@ func versionGuard(put *types.Put, version int64) {
 type txItem struct {
 	action types.TransactWriteItem
 	onFail error
+	// failed, when set, decides the error from the item as it was when the
+	// condition failed (the action must ask for it: ALL_OLD).
+	failed func(old attrs) error
 }
 
 // errRetry marks a cancellation caused by a race the caller can retry (an id
@@ -97,9 +102,9 @@ var wireNames = map[string]string{"lines": "items"}
 // transact runs items as one transaction. When a condition fails, it returns
 // the onFail error of the first item whose condition failed, or EINTERNAL for
 // an unexpected cancellation. Transaction conflicts (real DynamoDB only) are
-// retried with jittered backoff. A single write is made with the write's own
-// call, which is just as atomic and costs half: DynamoDB bills every write
-// in a transaction twice.
+// retried with jittered backoff. A single Put is made with PutItem, which is
+// just as atomic and costs half: DynamoDB bills every write in a
+// transaction twice.
 func (s *Store) transact(ctx context.Context, items []txItem) error {
 	actions := make([]types.TransactWriteItem, len(items))
 	for i, it := range items {
@@ -110,7 +115,7 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 			}
 		}
 	}
-	if len(items) == 1 && items[0].action.ConditionCheck == nil {
+	if len(items) == 1 && items[0].action.Put != nil {
 		return s.single(ctx, items[0])
 	}
 	for attempt := 0; ; attempt++ {
@@ -126,6 +131,9 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 		for i, r := range tc.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
+				if i < len(items) && items[i].failed != nil {
+					return items[i].failed(r.Item)
+				}
 				if i < len(items) && items[i].onFail != nil {
 					return items[i].onFail
 				}
@@ -143,34 +151,94 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 	}
 }
 
-// single makes one write of a transaction's shape with its own call.
+// single makes one Put of a transaction's shape with PutItem. A PutItem
+// has no request token as a transaction has, so when the SDK retries one
+// whose answer was lost after it committed, the retry fails its own
+// condition: the item DynamoDB returns with that failure tells, as it is the
+// item this call writes. Transaction conflicts (a transaction in flight on
+// the item; real DynamoDB only) are retried like a transaction's.
 func (s *Store) single(ctx context.Context, it txItem) error {
-	var err error
-	switch a := it.action; {
-	case a.Put != nil:
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: a.Put.TableName, Item: a.Put.Item,
-			ConditionExpression: a.Put.ConditionExpression, ExpressionAttributeNames: a.Put.ExpressionAttributeNames,
-			ExpressionAttributeValues: a.Put.ExpressionAttributeValues})
-	case a.Update != nil:
-		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: a.Update.TableName, Key: a.Update.Key,
-			UpdateExpression: a.Update.UpdateExpression, ConditionExpression: a.Update.ConditionExpression,
-			ExpressionAttributeNames: a.Update.ExpressionAttributeNames, ExpressionAttributeValues: a.Update.ExpressionAttributeValues})
-	case a.Delete != nil:
-		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: a.Delete.TableName, Key: a.Delete.Key,
-			ConditionExpression: a.Delete.ConditionExpression, ExpressionAttributeNames: a.Delete.ExpressionAttributeNames,
-			ExpressionAttributeValues: a.Delete.ExpressionAttributeValues})
-	}
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		if it.onFail != nil {
-			return it.onFail
+	p := it.action.Put
+	for attempt := 0; ; attempt++ {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item,
+			ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames,
+			ExpressionAttributeValues:           p.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		var cf *types.ConditionalCheckFailedException
+		var tc *types.TransactionConflictException
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &cf):
+			if sameItem(cf.Item, p.Item) {
+				return nil // this call's own earlier try
+			}
+			if it.onFail != nil {
+				return it.onFail
+			}
+			return fmt.Errorf("put: condition failed")
+		case errors.As(err, &tc) && attempt < 6:
+			if err := sleep(ctx, attempt); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("put: %w", err)
 		}
-		return fmt.Errorf("write: condition failed")
 	}
-	if err != nil {
-		return fmt.Errorf("write: %w", err)
+}
+
+// sameItem reports whether two items hold the same values (numbers compared
+// as numbers: DynamoDB gives them back normalised).
+func sameItem(a, b attrs) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	return nil
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !sameValue(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameValue(a, b types.AttributeValue) bool {
+	switch a := a.(type) {
+	case *types.AttributeValueMemberS:
+		b, ok := b.(*types.AttributeValueMemberS)
+		return ok && a.Value == b.Value
+	case *types.AttributeValueMemberN:
+		b, ok := b.(*types.AttributeValueMemberN)
+		if !ok {
+			return false
+		}
+		x, okx := new(big.Rat).SetString(a.Value)
+		y, oky := new(big.Rat).SetString(b.Value)
+		return okx && oky && x.Cmp(y) == 0
+	case *types.AttributeValueMemberB:
+		b, ok := b.(*types.AttributeValueMemberB)
+		return ok && bytes.Equal(a.Value, b.Value)
+	case *types.AttributeValueMemberBOOL:
+		b, ok := b.(*types.AttributeValueMemberBOOL)
+		return ok && a.Value == b.Value
+	case *types.AttributeValueMemberNULL:
+		_, ok := b.(*types.AttributeValueMemberNULL)
+		return ok
+	case *types.AttributeValueMemberL:
+		b, ok := b.(*types.AttributeValueMemberL)
+		if !ok || len(a.Value) != len(b.Value) {
+			return false
+		}
+		for i := range a.Value {
+			if !sameValue(a.Value[i], b.Value[i]) {
+				return false
+			}
+		}
+		return true
+	case *types.AttributeValueMemberM:
+		b, ok := b.(*types.AttributeValueMemberM)
+		return ok && sameItem(a.Value, b.Value)
+	}
+	return false // sets are not stored
 }
 
 // checkSize returns EINVALID, naming the largest attribute, when it is

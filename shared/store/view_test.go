@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"bizdata/shared/business"
@@ -12,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // Records written before views (their fields at the top level, so the list
@@ -180,5 +183,103 @@ func TestIndexEntriesCarryNoLines(t *testing.T) {
 	}
 	if listed != 8 {
 		t.Fatalf("the sale is in %d indexes, want 8 (one per way of listing sales)", listed)
+	}
+}
+
+// A sale read a stocked item in the shape written before views, and the item
+// got its view (an edit, the migration) before the sale's transaction: the
+// sale is made again on the item as it is, not refused as short of stock.
+func TestStockMoveAfterTheItemGotItsView(t *testing.T) {
+	var (
+		st    *store.Store
+		armed atomic.Bool
+	)
+	packFirst := func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("PackFirst",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					if middleware.GetOperationName(ctx) == "TransactWriteItems" && armed.CompareAndSwap(true, false) {
+						if n, err := st.PackLegacyRecords(ctx); err != nil || n == 0 {
+							return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("pack: %d %v", n, err)
+						}
+					}
+					return next.HandleInitialize(ctx, in)
+				}), middleware.After)
+		})
+	}
+	st, _ = testdb.NewStore(t, packFirst)
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")
+	ctx := context.Background()
+	if _, err := st.CreateCustomer(ctx, a.ID, business.Customer{Name: "Ama"}, nil, render[business.Customer]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateCategory(ctx, a.ID, business.Category{Name: "Grains"}, nil, render[business.Category]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateItem(ctx, a.ID, store.NewItem{Item: business.Item{ItemCode: "RICE-1", ItemName: "Rice", CategoryID: 1,
+		Quantity: money.MustQuantity("10"), ItemPrice: money.MustAmount("5")}}, nil, render[business.Item]); err != nil {
+		t.Fatal(err)
+	}
+	// The item as the first design stored it.
+	k := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "A#" + a.ID + "#ITEM#RICE-1"}, "SK": &types.AttributeValueMemberS{Value: "ITEM"}}
+	out, err := st.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Table()), Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := out.Item
+	for name, val := range it["v"].(*types.AttributeValueMemberM).Value {
+		it[name] = val
+	}
+	delete(it, "v")
+	if _, err := st.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.Table()), Item: it}); err != nil {
+		t.Fatal(err)
+	}
+	sale := business.Sale{InvoiceCode: "100001", InvoiceNumber: "INV-100001", CustomerID: 1, InvoiceType: "main", PaymentType: "Cash",
+		DueDate: "2026-12-31", SubTotal: money.MustAmount("10"), Total: money.MustAmount("10"),
+		Lines: []business.SaleLine{{ItemCode: "RICE-1", ItemName: "Rice", UnitPrice: money.MustAmount("5"), Quantity: money.MustQuantity("2")}}}
+	if err := sale.Validate(""); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	if _, err := st.CreateSale(ctx, a.ID, store.NewSale{Sale: sale}, nil, render[store.SaleRecord]); err != nil {
+		t.Fatalf("the sale: %v", err)
+	}
+	if armed.Load() {
+		t.Fatal("the item was not packed between the sale's read and its write: the test proves nothing")
+	}
+	if x, err := st.FindItemByCode(ctx, a.ID, "RICE-1"); err != nil || x.Quantity.String() != "8" {
+		t.Fatalf("stock %+v %v, want 8", x.Quantity, err)
+	}
+}
+
+// A table made with the first design's indexes (the devserver keeps its
+// table in .data/ across upgrades) gets the indexes it lacks from
+// EnsureTable, and its records are listed from them.
+func TestEnsureTableAddsTheIndexesATableLacks(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")
+	ctx := context.Background()
+	if _, err := st.CreateCustomer(ctx, a.ID, business.Customer{Name: "Ama"}, nil, render[business.Customer]); err != nil {
+		t.Fatal(err)
+	}
+	// Drop the index customers are listed from (DynamoDB Local deletes it
+	// at once; one index change at a time).
+	if _, err := st.Client().UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(st.Table()),
+		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String(store.IndexCreated.Name)}}}}); err != nil {
+		t.Fatalf("drop %s: %v", store.IndexCreated.Name, err)
+	}
+	if _, err := st.ListCustomers(ctx, a.ID, store.CustomerFilter{}, 10, ""); err == nil {
+		t.Fatal("a list read an index the table no longer has")
+	}
+	if err := st.EnsureTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := st.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(st.Table())})
+	if err != nil || len(out.Table.GlobalSecondaryIndexes) != len(store.Indexes) {
+		t.Fatalf("indexes after EnsureTable: %d %v, want %d", len(out.Table.GlobalSecondaryIndexes), err, len(store.Indexes))
+	}
+	page, err := st.ListCustomers(ctx, a.ID, store.CustomerFilter{}, 10, "")
+	if err != nil || len(page.Items) != 1 || page.Items[0].Name != "Ama" {
+		t.Fatalf("customers %+v %v", page.Items, err)
 	}
 }

@@ -1,0 +1,63 @@
+package store_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"bizdata/shared/business"
+	"bizdata/shared/store"
+	"bizdata/shared/testdb"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// loseAnswers makes the first n PutItem calls that commit answer with a
+// retryable error instead, as a lost response does: the SDK sends the call
+// again.
+func loseAnswers(n *atomic.Int64) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("LoseAnswer",
+				func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+					out, md, err := next.HandleDeserialize(ctx, in)
+					if err == nil && middleware.GetOperationName(ctx) == "PutItem" && n.Add(-1) >= 0 {
+						return out, md, &smithy.GenericAPIError{Code: "ThrottlingException", Message: "answer lost"}
+					}
+					return out, md, err
+				}), middleware.Before)
+		})
+	}
+}
+
+// A single write (a PutItem, not a transaction) whose answer is lost after
+// it committed is retried by the SDK and fails its own condition; the store
+// recognises its own item and answers success: the create is not refused
+// (and not made twice by a client's retry), the edit is not applied twice.
+func TestSingleWriteWithLostAnswer(t *testing.T) {
+	var lose atomic.Int64
+	st, _ := testdb.NewStore(t, loseAnswers(&lose))
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")
+	ctx := context.Background()
+	lose.Store(1)
+	if _, err := st.CreateCustomer(ctx, a.ID, business.Customer{Name: "Ama"}, nil, render[business.Customer]); err != nil {
+		t.Fatalf("create with its answer lost: %v", err)
+	}
+	lose.Store(1)
+	c, err := st.UpdateCustomer(ctx, a.ID, 1, func(c *business.Customer) error { c.Phone = "0201234567"; return nil })
+	if err != nil || c.Version != 2 {
+		t.Fatalf("edit with its answer lost: version %d, %v", c.Version, err)
+	}
+	if lose.Load() != 0 {
+		t.Fatal("no answer was lost: the test proves nothing")
+	}
+	page, err := st.ListCustomers(ctx, a.ID, store.CustomerFilter{}, 10, "")
+	if err != nil || len(page.Items) != 1 || page.Items[0].Phone != "0201234567" {
+		t.Fatalf("customers %+v %v, want the one, edited once", page.Items, err)
+	}
+	if got, _ := st.FindCustomerByID(ctx, a.ID, 1); got.Version != 2 {
+		t.Fatalf("stored version %d, want 2", got.Version)
+	}
+}
