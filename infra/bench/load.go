@@ -58,6 +58,11 @@ func (b *bench) all() http.Handler {
 // invoke serves one request through the Lambda function of the route, as API
 // Gateway would deliver it: an HTTP API v2 event through httpadapter.
 func (b *bench) invoke(function, method, rawPath, rawQuery string, body any) (events.APIGatewayV2HTTPResponse, error) {
+	return b.invokeWith(function, method, rawPath, rawQuery, body, nil)
+}
+
+// invokeWith is invoke with further request headers.
+func (b *bench) invokeWith(function, method, rawPath, rawQuery string, body any, headers map[string]string) (events.APIGatewayV2HTTPResponse, error) {
 	h, err := app.FunctionHandler(b.srv, function)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -69,6 +74,12 @@ func (b *bench) invoke(function, method, rawPath, rawQuery string, body any) (ev
 			DomainName: "bench.execute-api.local", Stage: "$default",
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: rawPath},
 		},
+	}
+	for k, v := range headers {
+		ev.Headers[k] = v
+	}
+	for k, v := range headers {
+		ev.Headers[k] = v
 	}
 	if body != nil {
 		j, _ := json.Marshal(body)

@@ -99,9 +99,12 @@ func run() error {
 		{"round trips", b.roundTrips},
 		{"items read", b.itemsRead},
 		{"handler overhead", b.overhead},
+		{"create floor", b.createFloor},
 		{"throughput", b.throughput},
 		{"combined filters", b.combinedFilters},
+		{"cost", b.cost},
 		{"one busy account", b.writeScaling},
+		{"memory", b.memory},
 		{"cold start", func() error { return b.coldStart(*bins) }},
 	}
 	chosen := map[string]bool{}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,29 +107,68 @@ func (c call) run(b *bench, i int) error {
 	return err
 }
 
+// oneTripCreates are the creates whose common case is one call: the id
+// from the process's block, every uniqueness and existence check a
+// condition of the write.
+var oneTripCreates = map[string]bool{"add-customer": true, "add-expense": true, "add-category": true, "add-item": true}
+
 // roundTrips counts DynamoDB calls per request of every endpoint, with the
-// API key cache warm.
+// API key cache warm. Each request is made 8 times and the typical run (the
+// most frequent count) is reported, so that a create which happens to
+// reserve a new block of ids is not mistaken for the common case; the runs
+// that differed are counted beside it.
 func (b *bench) roundTrips() error {
-	b.printf("## DynamoDB round trips per request\n\nEvery endpoint through its Lambda function (API Gateway v2 event -> httpadapter), API key cache warm; calls counted by SDK middleware, and sequential round trips (calls made in parallel count once) from when each call began and ended. Target: 1 for reads, at most 2 sequential for writes.\n\n| function | method | calls | sequential round trips | target |\n|---|---|---|---|---|\n")
+	b.printf("## DynamoDB round trips per request\n\nEvery endpoint through its Lambda function (API Gateway v2 event -> httpadapter), API key cache warm; calls counted by SDK middleware, and sequential round trips (calls made in parallel count once) from when each call began and ended; each request made 8 times (test-webhook 4, under its limit of 5 a minute; redeliver-webhook and rotate-api-key once: a delivery is queued again once, and a new key is not yet cached), the typical run reported. Target: 1 for reads; 1 for the creates of customers, expenses, categories and items; at most 2 sequential for other writes (add-sale reads the customer whose name the sale carries).\n\n| function | method | calls | sequential round trips | runs that differed | target |\n|---|---|---|---|---|---|\n")
 	if err := b.benchCalls()[0].run(b, 0); err != nil { // warms the key cache
 		return err
 	}
 	covered := map[string]bool{}
 	for _, c := range b.benchCalls() {
 		covered[c.function] = true
-		mark := b.spans.Mark()
-		if err := c.run(b, 0); err != nil {
-			return err
+		type count struct{ calls, depth int }
+		seen := map[count]int{}
+		runs := 8
+		switch c.function {
+		case "test-webhook":
+			runs = 4 // under its limit of 5 a minute per account
+		case "redeliver-webhook":
+			runs = 1 // a delivery is queued again once; then it is pending
+		case "rotate-api-key":
+			runs = 1 // the next run's key would not be in the cache yet
 		}
-		got, depth := b.spans.Since(mark)
+		for i := 0; i < runs; i++ {
+			mark := b.spans.Mark()
+			if err := c.run(b, i); err != nil {
+				return err
+			}
+			got, depth := b.spans.Since(mark)
+			seen[count{got, depth}]++
+		}
+		var typical count
+		for k, n := range seen {
+			if n > seen[typical] || (n == seen[typical] && k.depth < typical.depth) {
+				typical = k
+			}
+		}
 		target := "1"
-		if c.method != "GET" {
+		switch {
+		case c.function == "authenticate":
+			target = "0 (cached key)"
+		case oneTripCreates[c.function]:
+			target = "1"
+		case c.method != "GET":
 			target = "<= 2"
 		}
-		if c.function == "authenticate" {
-			target = "0 (cached key)"
+		differed := ""
+		for k, n := range seen {
+			if k != typical {
+				differed += fmt.Sprintf("%d with %d calls, %d sequential; ", n, k.calls, k.depth)
+			}
 		}
-		b.printf("| %s | %s | %d | %d | %s |\n", c.function, c.method, got, depth, target)
+		if differed == "" {
+			differed = "none"
+		}
+		b.printf("| %s | %s | %d | %d | %s | %s |\n", c.function, c.method, typical.calls, typical.depth, strings.TrimSuffix(differed, "; "), target)
 	}
 	for _, r := range api.Routes {
 		if !covered[r.Function] {
