@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"time"
@@ -218,18 +215,7 @@ func (b *bench) costSetup(h http.Handler, st *store.Store, account string) error
 // serve sends one request through h with the bench's key and returns the
 // response body; anything but a 200 is an error.
 func (b *bench) serve(h http.Handler, method, target string, body any) (string, error) {
-	var rd io.Reader
-	if body != nil {
-		j, _ := json.Marshal(body)
-		rd = bytes.NewReader(j)
-	}
-	req := httptest.NewRequest(method, target, rd)
-	req.Header.Set("Authorization", "Bearer "+b.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	rec := b.send(h, method, target, body)
 	if rec.Code != http.StatusOK {
 		return "", fmt.Errorf("%s %s: %d %s", method, target, rec.Code, rec.Body.String())
 	}

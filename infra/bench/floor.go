@@ -25,26 +25,20 @@ func (b *bench) createFloor() error {
 			if withKey {
 				headers = map[string]string{"idempotency-key": fmt.Sprintf("floor-%d-%d", time.Now().UnixNano(), i)}
 			}
-			b.mu.Lock()
-			b.captured = nil
-			b.mu.Unlock()
-			b.capture.Store(true)
-			start := time.Now()
-			_, err := b.invokeWith("add-customer", "POST", "/api/v1/customers/add", "", map[string]any{"name": fmt.Sprintf("Floor %d", i), "email": "floor@example.com"}, headers)
-			d1 := time.Since(start)
-			b.capture.Store(false)
+			inputs, d1, err := b.captureCalls(func() error {
+				_, err := b.invokeWith("add-customer", "POST", "/api/v1/customers/add", "",
+					map[string]any{"name": fmt.Sprintf("Floor %d", i), "email": "floor@example.com"}, headers)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			b.mu.Lock()
-			inputs := append([]any(nil), b.captured...)
-			b.mu.Unlock()
 			item, names := createdItem(inputs)
 			if item == nil {
 				return fmt.Errorf("add-customer wrote no customer item (calls: %s)", names)
 			}
 			calls[names]++
-			start = time.Now()
+			start := time.Now()
 			if _, err := b.db.PutItem(b.ctx, &dynamodb.PutItemInput{TableName: &b.cfg.TableName, Item: item}); err != nil {
 				return err
 			}

@@ -21,20 +21,26 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
 
-// do serves one request through the devserver's handler (all routes).
-func (b *bench) do(method, path string, body any) (int, map[string]any, error) {
+// send serves one request through h with the bench's key.
+func (b *bench) send(h http.Handler, method, target string, body any) *httptest.ResponseRecorder {
 	var rd io.Reader
 	if body != nil {
 		j, _ := json.Marshal(body)
 		rd = bytes.NewReader(j)
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := httptest.NewRequest(method, target, rd)
 	req.Header.Set("Authorization", "Bearer "+b.key)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	rec := httptest.NewRecorder()
-	b.all().ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// do serves one request through the devserver's handler (all routes).
+func (b *bench) do(method, path string, body any) (int, map[string]any, error) {
+	rec := b.send(b.all(), method, path, body)
 	var out map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		return rec.Code, nil, fmt.Errorf("%s %s: %s", method, path, rec.Body.String())

@@ -46,6 +46,7 @@ type bench struct {
 	key      string
 	acct     business.Account
 	calls    atomic.Int64
+	seq      atomic.Int64 // see benchCalls
 	spans    store.Calls
 	capture  atomic.Bool
 	mu       sync.Mutex
