@@ -80,7 +80,6 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 				keys = append([]attrs{idemKey(spec.account, spec.idem)}, spec.reads...)
 			}
 			found, err = s.batchGet(ctx, keys)
-			<-gotID
 			if err != nil {
 				return err
 			}

@@ -77,8 +77,9 @@ func listKeys(it attrs, base, filter string, id int64, created, updated time.Tim
 }
 
 // withViews replaces each index entry of a record written before views (an
-// entry without one) with the record read from the table, in one call. Once `admin migrate` has run there are none, and a page is the
-// one Query it always was.
+// entry without one) with the record read from the table, in one call. Once
+// `admin migrate` has run there are none, and a page is the one Query it
+// always was.
 func (s *Store) withViews(ctx context.Context, items []attrs) error {
 	var at []int
 	var keys []attrs
