@@ -30,6 +30,8 @@ var Routes = []Route{
 	{"get-sale", http.MethodGet, "/api/v1/sales/{invoice_code}", authSales, getSale},
 	{"add-sale", http.MethodPost, "/api/v1/sales/add", authSales, addSale},
 	{"edit-sale", http.MethodPut, "/api/v1/sales/edit/{invoice_code}", authSales, editSale},
+	{"refund-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/refunds", authSales, refundSale},
+	{"void-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/void", authSales, voidSale},
 
 	{"list-expenses", http.MethodGet, "/api/v1/expenses", authOther, listExpenses},
 	{"get-expense", http.MethodGet, "/api/v1/expenses/{id}", authOther, getExpense},
@@ -40,6 +42,8 @@ var Routes = []Route{
 	{"get-item", http.MethodGet, "/api/v1/inventory/items/{item_code}", authOther, getItem},
 	{"add-item", http.MethodPost, "/api/v1/inventory/items/add", authOther, addItem},
 	{"edit-item", http.MethodPut, "/api/v1/inventory/items/{item_code}", authOther, editItem},
+	{"adjust-stock", http.MethodPost, "/api/v1/inventory/items/{item_code}/adjustments", authOther, adjustStock},
+	{"list-movements", http.MethodGet, "/api/v1/inventory/items/{item_code}/movements", authOther, listMovements},
 
 	{"list-categories", http.MethodGet, "/api/v1/inventory/categories", authOther, listCategories},
 	{"add-category", http.MethodPost, "/api/v1/inventory/categories/add", authOther, addCategory},

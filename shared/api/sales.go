@@ -35,6 +35,9 @@ type saleJSON struct {
 	DueDate             string        `json:"due_date"`
 	ReminderDate        *string       `json:"reminder_date"`
 	ReminderMessage     *string       `json:"reminder_message"`
+	AmountRefunded      money.Amount  `json:"amount_refunded"`
+	VoidReason          *string       `json:"void_reason"`
+	VoidedAt            *string       `json:"voided_at"`
 	CreatedAt           string        `json:"created_at"`
 	UpdatedAt           string        `json:"updated_at"`
 }
@@ -49,6 +52,7 @@ type saleLineJSON struct {
 	UnitPrice     money.Amount   `json:"unit_price"`
 	Quantity      money.Quantity `json:"quantity"`
 	Tax           money.Amount   `json:"tax"`
+	Returned      money.Quantity `json:"quantity_returned"`
 	CreatedAt     string         `json:"created_at"`
 	UpdatedAt     string         `json:"updated_at"`
 }
@@ -75,7 +79,13 @@ func nullable(s string) *string {
 }
 
 func toSaleJSON(s business.Sale) saleJSON {
+	var voided *string
+	if !s.VoidedAt.IsZero() {
+		v := s.VoidedAt.Format(business.TimeFormat)
+		voided = &v
+	}
 	return saleJSON{
+		AmountRefunded: s.AmountRefunded, VoidReason: nullable(s.VoidReason), VoidedAt: voided,
 		ID: s.ID, InvoiceCode: json.Number(s.InvoiceCode), InvoiceNumber: s.InvoiceNumber,
 		CustomerID: strconv.FormatInt(s.CustomerID, 10), SubTotal: s.SubTotal, Total: s.Total,
 		AmountPaid: s.AmountPaid, Discount: s.Discount, InvoiceType: s.InvoiceType,
@@ -89,7 +99,7 @@ func toSaleJSON(s business.Sale) saleJSON {
 }
 
 // saleData is the data of every single-sale response: the sale, its lines
-// and its payments under the description's three keys.
+// and its payments under the description's three keys, and its refunds.
 func saleData(rec store.SaleRecord) map[string]any {
 	s := rec.Sale
 	lines := make([]saleLineJSON, len(s.Lines))
@@ -97,7 +107,7 @@ func saleData(rec store.SaleRecord) map[string]any {
 		lines[i] = saleLineJSON{
 			ID: i + 1, InvoiceCode: s.InvoiceCode, InvoiceNumber: s.InvoiceNumber, ItemCode: nullable(l.ItemCode),
 			ItemName: l.ItemName, Description: l.Description, UnitPrice: l.UnitPrice, Quantity: l.Quantity, Tax: l.Tax,
-			CreatedAt: s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
+			Returned: l.Returned, CreatedAt: s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
 		}
 	}
 	pays := make([]salePaymentJSON, len(rec.Payments))
@@ -109,7 +119,11 @@ func saleData(rec store.SaleRecord) map[string]any {
 			IssuedBy: p.IssuedBy, PaymentAt: at, CreatedAt: at, UpdatedAt: at,
 		}
 	}
-	return map[string]any{"sales": toSaleJSON(s), "sales-item": lines, "sales-payment": pays}
+	refunds := make([]saleRefundJSON, len(rec.Refunds))
+	for i, r := range rec.Refunds {
+		refunds[i] = toRefundJSON(r)
+	}
+	return map[string]any{"sales": toSaleJSON(s), "sales-item": lines, "sales-payment": pays, "sales-refund": refunds}
 }
 
 // saleRequest is the body of add and edit.
@@ -350,7 +364,7 @@ func listSales(s *Server, w http.ResponseWriter, r *http.Request, acct business.
 		InvoiceCode:   q.str("invoice_code"),
 		CustomerID:    q.id("customer_id"),
 		PaymentDate:   q.date("payment_date"),
-		PaymentStatus: q.oneOf("payment_status", business.StatusPaid, business.StatusPartial, business.StatusDraft),
+		PaymentStatus: q.oneOf("payment_status", business.StatusPaid, business.StatusPartial, business.StatusDraft, business.StatusVoid),
 		CreatedFrom:   q.lowerBound("created_at"),
 		DueTo:         q.upperBound("due_date"),
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -96,30 +97,47 @@ func asGateway(h, fallback http.Handler) http.Handler {
 func (s *Server) FallbackHandler() http.Handler { return s.withRequestID(s.fallback(Routes)) }
 
 // fallback answers what none of routes matched: 405 for one of their paths
-// with another method, else 404.
+// with another method (Allow lists every method of every route whose path
+// matches), else 404. Paths are matched here segment by segment, not by a
+// ServeMux: without their methods, two routes' paths may overlap with
+// neither more specific (/sales/{invoice_code}/refunds and
+// /sales/edit/{invoice_code}), which a ServeMux refuses.
 func (s *Server) fallback(routes []Route) http.Handler {
-	paths := http.NewServeMux()
-	allow := map[string][]string{}
-	for _, rt := range routes {
-		if _, ok := allow[rt.Path]; !ok {
-			path := rt.Path
-			paths.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Allow", strings.Join(allow[path], ", "))
-				writeError(w, r, s.log, business.Errorf(business.EMETHOD, "Method not allowed"))
-			})
-		}
-		allow[rt.Path] = append(allow[rt.Path], rt.Method)
-	}
-	for _, m := range allow {
-		sort.Strings(m)
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := paths.Handler(r); pattern != "" {
-			paths.ServeHTTP(w, r)
+		var allow []string
+		for _, rt := range routes {
+			if pathMatches(rt.Path, r.URL.EscapedPath()) && !slices.Contains(allow, rt.Method) {
+				allow = append(allow, rt.Method)
+			}
+		}
+		if len(allow) == 0 {
+			writeError(w, r, s.log, business.Errorf(business.ENOTFOUND, "Route not found"))
 			return
 		}
-		writeError(w, r, s.log, business.Errorf(business.ENOTFOUND, "Route not found"))
+		sort.Strings(allow)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, r, s.log, business.Errorf(business.EMETHOD, "Method not allowed"))
 	})
+}
+
+// pathMatches reports whether path matches a route's path pattern, as a
+// ServeMux matches it: segment by segment, a {wildcard} matching any one
+// non-empty segment.
+func pathMatches(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") {
+			if xs[i] == "" {
+				return false
+			}
+		} else if p != xs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // withRequestID sets X-Request-Id on every response. A path that is not in

@@ -207,11 +207,11 @@ func TestEveryFunctionIsDeclared(t *testing.T) {
 	if d := cmp.Diff(folders, declared); d != "" {
 		t.Errorf("functions/ and template.yaml differ (-folders +template):\n%s", d)
 	}
-	// The stream's filter passes payment inserts only, as the devserver's
-	// poller (webhook.IsPaymentInsert) does.
+	// The stream's filter passes payment and refund inserts only, as the
+	// devserver's poller (webhook.IsPaymentInsert) does.
 	ev := tpl.Resources["DeliverWebhooksFunction"].Properties["Events"].(map[string]any)["PaymentInserts"].(map[string]any)["Properties"].(map[string]any)
 	pattern := ev["FilterCriteria"].(map[string]any)["Filters"].([]any)[0].(map[string]any)["Pattern"].(string)
-	if pattern != `{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"type": {"S": ["payment"]}}}}` {
+	if pattern != `{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"type": {"S": ["payment", "refund"]}}}}` {
 		t.Errorf("stream filter %s", pattern)
 	}
 	if fmt.Sprint(ev["FunctionResponseTypes"]) != "[ReportBatchItemFailures]" || ev["BisectBatchOnFunctionError"] != true {

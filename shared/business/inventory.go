@@ -212,3 +212,34 @@ func StockMoves(old, new []SaleLine) map[string]money.Delta {
 	}
 	return moves
 }
+
+// Kinds of stock movement: why an item's quantity changed.
+const (
+	MoveInitial    = "initial"    // the item was created with stock (or entered the ledger with it)
+	MoveSale       = "sale"       // a sale took it
+	MoveSaleEdit   = "sale_edit"  // an edit of a sale's lines took or gave back
+	MoveReturn     = "return"     // a refund's lines gave it back
+	MoveVoid       = "void"       // a voided sale gave back what was not returned
+	MoveAdjustment = "adjustment" // an adjustment, or an item edit that set the quantity
+)
+
+// AdjustmentReasons are the reasons a stock adjustment may give.
+var AdjustmentReasons = []string{"received", "count", "damaged", "lost", "theft", "other"}
+
+// ValidAdjustmentReason reports whether r is one of AdjustmentReasons.
+func ValidAdjustmentReason(r string) bool { return oneOf(r, AdjustmentReasons) }
+
+// Movement is one change of an item's quantity, written in the same
+// transaction as the change: the item's ledger. ID is the item's version
+// after the change, so a ledger reads in the order its changes were made.
+type Movement struct {
+	ID          int64
+	ItemCode    string
+	Kind        string
+	Change      money.Delta // signed change of stock: positive adds
+	After       money.Quantity
+	Reason      string
+	Note        string
+	InvoiceCode string
+	CreatedAt   time.Time
+}

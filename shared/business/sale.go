@@ -17,6 +17,9 @@ const (
 	StatusDraft   = "draft"
 	StatusPartial = "partial"
 	StatusPaid    = "paid"
+	// StatusVoid is a voided sale's: set by the void route, never derived,
+	// and final.
+	StatusVoid = "void"
 )
 
 // InvoiceTypes are the creation vocabulary: main (dashboard), pos
@@ -67,6 +70,29 @@ type Sale struct {
 	Version int64
 	// Payments counts the sale's payment records.
 	Payments int
+	// AmountRefunded is the sum of the sale's refunds, never above
+	// AmountPaid; Refunds counts them.
+	AmountRefunded money.Amount
+	Refunds        int
+	// VoidReason and VoidedAt are set when the sale is voided.
+	VoidReason string
+	VoidedAt   time.Time
+}
+
+// Void reports whether the sale has been voided (and so never changes again).
+func (s *Sale) Void() bool { return s.PaymentStatus == StatusVoid }
+
+// Held is what the sale holds of the customer's money: paid less refunded.
+func (s *Sale) Held() money.Amount { return s.AmountPaid.Sub(s.AmountRefunded) }
+
+// Returned reports whether goods have been returned against any line.
+func (s *Sale) Returned() bool {
+	for _, l := range s.Lines {
+		if !l.Returned.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 // SaleLine is one line of a sale. ItemCode, when set, names the inventory
@@ -78,6 +104,8 @@ type SaleLine struct {
 	UnitPrice   money.Amount
 	Quantity    money.Quantity
 	Tax         money.Amount
+	// Returned is the quantity refunds have taken back, at most Quantity.
+	Returned money.Quantity
 }
 
 // Payment is one received amount of a sale, written with the sale in the same
@@ -95,6 +123,40 @@ type Payment struct {
 	// PaymentStatus is the sale's status once this payment is counted.
 	PaymentStatus string
 	PaymentAt     time.Time
+}
+
+// Refund is money given back on a sale, with the goods returned, if any.
+// It is written with the sale in one transaction; its insertion triggers a
+// webhook like a payment's.
+type Refund struct {
+	Seq           int
+	RefundID      string // ref_ and 24 hex digits
+	InvoiceCode   string
+	InvoiceNumber string
+	CustomerName  string
+	Amount        money.Amount
+	Reason        string
+	Method        string
+	IssuedBy      string
+	Lines         []RefundLine
+	// PaymentStatus is the sale's status when the refund was made.
+	PaymentStatus string
+	RefundedAt    time.Time
+}
+
+// RefundLine is a quantity of one sale line returned with a refund; LineID
+// is the line's sales-item id (its position, from 1).
+type RefundLine struct {
+	LineID   int
+	ItemCode string
+	Quantity money.Quantity
+}
+
+// NewRefundID returns a unique refund id such as ref_5f0c3a9e1b7d4c2a8e6f1a3b.
+func NewRefundID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("ref_%x", b)
 }
 
 var (
@@ -266,6 +328,15 @@ func CheckEdit(old, new *Sale) error {
 	fe := FieldErrors{}
 	if new.AmountPaid.Cmp(old.AmountPaid) < 0 {
 		fe.Add("amount_paid", fmt.Sprintf("must not decrease: %s has been received already", old.AmountPaid))
+	}
+	if old.Returned() {
+		if !sameLines(old.Lines, new.Lines) {
+			fe.Add("items", "cannot change: goods have been returned against this sale's lines")
+		} else {
+			for i := range new.Lines {
+				new.Lines[i].Returned = old.Lines[i].Returned
+			}
+		}
 	}
 	if old.PaymentStatus == StatusPaid {
 		const final = "cannot change: the sale is paid and finalized (notes, terms, colour, reminders, issued_by, due_date and payment_date stay editable)"

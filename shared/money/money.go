@@ -242,3 +242,57 @@ func (d Delta) Headroom() (string, bool) {
 	h := maxQuantity.Sub(d.d.Abs())
 	return h.String(), !h.IsNegative()
 }
+
+// Add returns q+r.
+func (q Quantity) Add(r Quantity) Quantity { return Quantity{q.d.Add(r.d)} }
+
+// Sub returns q-r and whether it is not negative.
+func (q Quantity) Sub(r Quantity) (Quantity, bool) {
+	d := q.d.Sub(r.d)
+	return Quantity{d}, !d.IsNegative()
+}
+
+// Less returns the stock q leaves after d (q-d) and whether it stays within
+// a Quantity's range: not below zero, not above MaxQuantity.
+func (q Quantity) Less(d Delta) (Quantity, bool) {
+	r := q.d.Sub(d.d)
+	return Quantity{r}, !r.IsNegative() && r.Cmp(maxQuantity) <= 0
+}
+
+// Neg returns -d.
+func (d Delta) Neg() Delta { return Delta{d.d.Neg()} }
+
+// ParseDelta parses s as a signed change of quantity, as a stock adjustment
+// states it ("-2", "10", "+1.5"): a quantity's digits with an optional sign.
+func ParseDelta(s string) (Delta, error) {
+	neg := strings.HasPrefix(s, "-")
+	if neg || strings.HasPrefix(s, "+") {
+		s = s[1:]
+	}
+	q, err := ParseQuantity(s)
+	if err != nil {
+		return Delta{}, err
+	}
+	if neg {
+		return Delta{q.d.Neg()}, nil
+	}
+	return Delta(q), nil
+}
+
+// UnmarshalJSON accepts a JSON string or number literal and applies
+// ParseDelta's rules to its text.
+func (d *Delta) UnmarshalJSON(b []byte) error {
+	s, err := literal(b)
+	if err != nil {
+		return err
+	}
+	v, err := ParseDelta(s)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// MarshalJSON writes d as a signed string, "-2" or "10".
+func (d Delta) MarshalJSON() ([]byte, error) { return quote(d.String()), nil }

@@ -130,11 +130,16 @@ func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem 
 				codeTaken = errRetry
 			}
 			// A missing category is the answer before a taken code.
-			return []txItem{
+			actions := []txItem{
 				s.categoryExists(account, x.CategoryID),
 				{action: put(s.table, invItem(account, x), "attribute_not_exists(PK)"), onFail: codeTaken},
 				s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry),
-			}, body, nil
+			}
+			if !x.Quantity.IsZero() { // the ledger opens with the stock the item starts with
+				m := business.Movement{ID: x.Version, ItemCode: x.ItemCode, Kind: business.MoveInitial, Change: x.Quantity.Delta(), After: x.Quantity, CreatedAt: now}
+				actions = append(actions, txItem{action: put(s.table, movementItem(account, m), "attribute_not_exists(PK)"), onFail: codeTaken})
+			}
+			return actions, body, nil
 		},
 	})
 }
@@ -168,14 +173,36 @@ func (s *Store) FindItemByCode(ctx context.Context, account, code string) (busin
 
 // UpdateItem applies edit to the current item and stores it (see
 // editRecord). A new price moves the old one to previous_price; a new name
-// re-derives the slug; a new category must exist. Returns ENOTFOUND when
-// missing.
+// re-derives the slug; a new category must exist. A new quantity is recorded
+// in the ledger as an adjustment (reason count) of the difference from the
+// quantity read; when stock moved between that read and the write (a sale,
+// an adjustment), the edit is not made again over it: ECONFLICT, so a
+// count never silently undoes a sale. Returns ENOTFOUND when missing.
 func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(*business.Item) error) (business.Item, error) {
-	return editRecord(ctx, s, itemKey(account, code), "Item not found", invItemFrom, edit,
+	var first *money.Quantity // the quantity the first attempt read
+	return editRecord(ctx, s, itemKey(account, code), "Item not found", invItemFrom,
+		func(x *business.Item) error {
+			read := x.Quantity
+			if first == nil {
+				first = &read
+			}
+			if err := edit(x); err != nil {
+				return err
+			}
+			if x.Quantity.Cmp(read) != 0 && read.Cmp(*first) != 0 {
+				return business.Errorf(business.ECONFLICT, "the item's stock changed while this edit was made (%s when read, %s now); read the item again and send the quantity you mean, or use its adjustments", *first, read)
+			}
+			return nil
+		},
 		func(old business.Item, x *business.Item) ([]txItem, error) {
 			x.KeepPreviousPrice(old)
 			x.Version, x.UpdatedAt = old.Version+1, s.stamp()
 			var actions []txItem
+			if x.Quantity.Cmp(old.Quantity) != 0 {
+				change := x.Quantity.Delta().Sub(old.Quantity.Delta())
+				m := business.Movement{ID: x.Version, ItemCode: x.ItemCode, Kind: business.MoveAdjustment, Change: change, After: x.Quantity, Reason: "count", CreatedAt: x.UpdatedAt}
+				actions = append(actions, txItem{action: put(s.table, movementItem(account, m), "attribute_not_exists(PK)"), onFail: errRetry})
+			}
 			if x.CategoryID != old.CategoryID {
 				actions = append(actions, s.categoryExists(account, x.CategoryID))
 			}
@@ -191,6 +218,41 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 			}
 			return append(actions, s.guardedPut(invItem(account, *x), old.Version)), nil
 		})
+}
+
+// ItemMove is an item after a change of its stock, with the movement that
+// records it.
+type ItemMove struct {
+	Item     business.Item
+	Movement business.Movement
+}
+
+// AdjustStock changes an item's stock by change (signed: positive adds), for
+// reason (one of business.AdjustmentReasons) with an optional note, and
+// records the movement, in one transaction. Stock may not go below zero
+// (EINVALID naming quantity). Returns ENOTFOUND when the item is missing.
+func (s *Store) AdjustStock(ctx context.Context, account, code string, change money.Delta, reason, note string, idem *Idempotency, render Render[ItemMove]) ([]byte, error) {
+	return s.once(ctx, account, idem, func(now time.Time) ([]txItem, []byte, error) {
+		it, err := s.getOne(ctx, itemKey(account, code), "Item not found", true)
+		if err != nil {
+			return nil, nil, err
+		}
+		x := invItemFrom(it)
+		if _, ok := x.Quantity.Less(change.Neg()); !ok {
+			msg := fmt.Sprintf("would take the stock below zero: %s in stock", x.Quantity)
+			if !change.IsNegative() {
+				msg = fmt.Sprintf("would take the stock above %s: %s in stock", money.MaxQuantity(), x.Quantity)
+			}
+			return nil, nil, business.FieldErrors{"quantity": msg}.Err()
+		}
+		actions, moved, err := s.stockActions(account, map[string]money.Delta{code: change.Neg()}, map[string]attrs{code: it}, now,
+			stockCause{kind: business.MoveAdjustment, reason: reason, note: note})
+		if err != nil {
+			return nil, nil, err
+		}
+		body, err := render(ItemMove{Item: moved[code].item, Movement: moved[code].move})
+		return actions, body, err
+	})
 }
 
 // ItemFilter holds the list filters of GET /inventory/items.

@@ -17,12 +17,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// SaleRecord is a sale with its payments, oldest first: everything a sale's
-// response shows, read with one Query (more only for a sale whose payments
-// pass 1 MB; see findSale).
+// SaleRecord is a sale with its payments and refunds, oldest first:
+// everything a sale's response shows, read with one Query (more only for a
+// sale whose payments pass 1 MB; see findSale).
 type SaleRecord struct {
 	Sale     business.Sale
 	Payments []business.Payment
+	Refunds  []business.Refund
 }
 
 func salePK(account, code string) string { return acctPK(account) + "#SALE#" + code }
@@ -77,6 +78,12 @@ func saleItem(account string, sale business.Sale) attrs {
 	setS(it, "reminder_message", sale.ReminderMessage)
 	setStamps(it, sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version)
 	it["payments"] = nInt(int64(sale.Payments))
+	it["amount_refunded"] = num(sale.AmountRefunded.String())
+	it["refunds"] = nInt(int64(sale.Refunds))
+	setS(it, "void_reason", sale.VoidReason)
+	if !sale.VoidedAt.IsZero() {
+		it["voided_at"] = str(fmtTime(sale.VoidedAt))
+	}
 	lines := make([]types.AttributeValue, len(sale.Lines))
 	for i, l := range sale.Lines {
 		m := attrs{
@@ -87,6 +94,9 @@ func saleItem(account string, sale business.Sale) attrs {
 		}
 		setS(m, "item_code", l.ItemCode)
 		setS(m, "description", l.Description)
+		if !l.Returned.IsZero() {
+			m["returned"] = num(l.Returned.String())
+		}
 		lines[i] = &types.AttributeValueMemberM{Value: m}
 	}
 	it["lines"] = &types.AttributeValueMemberL{Value: lines}
@@ -138,6 +148,12 @@ func saleSummaryFrom(it attrs) business.Sale {
 		UpdatedAt:           getTime(it, "updated_at"),
 		Version:             getInt(it, "version"),
 		Payments:            int(getInt(it, "payments")),
+		AmountRefunded:      amountAt(it, "amount_refunded"),
+		Refunds:             int(getInt(it, "refunds")),
+		VoidReason:          getS(it, "void_reason"),
+	}
+	if _, ok := it["voided_at"]; ok {
+		sale.VoidedAt = getTime(it, "voided_at")
 	}
 	if _, ok := it["discount"]; ok {
 		d := amountAt(it, "discount")
@@ -162,6 +178,7 @@ func linesFrom(it attrs) []business.SaleLine {
 				UnitPrice:   amountAt(m.Value, "unit_price"),
 				Quantity:    q,
 				Tax:         amountAt(m.Value, "tax"),
+				Returned:    quantityAt(m.Value, "returned"),
 			})
 		}
 	}
@@ -228,7 +245,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 		account: account, kind: "sale", idem: idem,
 		reads: append([]attrs{customerKey(account, sale.CustomerID)}, keys...),
 		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
-			stock, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now)
+			stock, _, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now, stockCause{kind: business.MoveSale, invoiceCode: sale.InvoiceCode})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -279,8 +296,10 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 }
 
 // MaxStockedItemsPerSale bounds the distinct inventory items one sale moves,
-// so that a sale's transaction stays within DynamoDB's 100 actions.
-const MaxStockedItemsPerSale = 90
+// so that a sale's transaction stays within DynamoDB's 100 actions: each
+// item takes two (its quantity and its movement), beside the sale, its
+// guards, its payment and the idempotency record.
+const MaxStockedItemsPerSale = 48
 
 // stockKeys returns the item codes moves names, in a fixed order, and their
 // keys. Returns EINVALID when there are too many.
@@ -326,11 +345,11 @@ func (s *Store) FindSaleByCode(ctx context.Context, account, code string) (SaleR
 // whatever their size, and a missing sale is known after one call. A sale
 // whose payments pass the 1 MB a Query page holds is read on, page after
 // page, until every payment is in; a sale with few payments is one Query.
-// Payments are only ever added, above the last, so one made while the pages
-// are read sorts above every page still to come and is not mixed in: the
-// record is the sale as its item was read, with the payments it counts.
+// Refunds (REFUND#0001…) sort between the sale and its payments. Payments
+// and refunds are only ever added, and numbered by the sale, so the record is
+// the sale as its item was read, with the payments and refunds it counts.
 func (s *Store) findSale(ctx context.Context, account, code string, consistent bool) (SaleRecord, error) {
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	paginator := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("PK = :pk"),
 		ExpressionAttributeValues: attrs{":pk": str(salePK(account, code))},
@@ -338,9 +357,10 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 		ScanIndexForward:          aws.Bool(false),
 	})
 	var rec SaleRecord
-	found := false
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
+	found, pages := false, 0
+	for paginator.HasMorePages() {
+		pages++
+		out, err := paginator.NextPage(ctx)
 		if err != nil {
 			return SaleRecord{}, fmt.Errorf("query sale: %w", err)
 		}
@@ -350,6 +370,8 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 				rec.Sale, found = saleFrom(it), true
 			case "payment":
 				rec.Payments = append(rec.Payments, PaymentFrom(it))
+			case "refund":
+				rec.Refunds = append(rec.Refunds, RefundFrom(it))
 			}
 		}
 		if !found {
@@ -359,7 +381,14 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 	if !found {
 		return SaleRecord{}, business.Errorf(business.ENOTFOUND, "Sale not found")
 	}
+	if pages > 1 {
+		// Pages read after the first may hold payments or refunds added
+		// since the sale item was read: the record keeps those it counts.
+		rec.Payments = slices.DeleteFunc(rec.Payments, func(p business.Payment) bool { return p.Seq > rec.Sale.Payments })
+		rec.Refunds = slices.DeleteFunc(rec.Refunds, func(r business.Refund) bool { return r.Seq > rec.Sale.Refunds })
+	}
 	slices.Reverse(rec.Payments) // oldest first
+	slices.Reverse(rec.Refunds)
 	return rec, nil
 }
 
@@ -377,6 +406,9 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		if err != nil {
 			return err
 		}
+		if cur.Sale.Void() {
+			return errVoid
+		}
 		next := cur.Sale
 		if err := edit(cur, &next); err != nil {
 			return err
@@ -393,7 +425,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		now := s.stamp()
 		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
 		next.DefaultPaymentDate(now)
-		rec = SaleRecord{Payments: cur.Payments}
+		rec = SaleRecord{Payments: cur.Payments, Refunds: cur.Refunds}
 		var actions []txItem
 		if moves := business.StockMoves(cur.Sale.Lines, next.Lines); len(moves) > 0 {
 			codes, keys, err := stockKeys(account, moves)
@@ -404,7 +436,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			if err != nil {
 				return err
 			}
-			stock, err := s.stockActions(account, moves, byCode(codes, found), now)
+			stock, _, err := s.stockActions(account, moves, byCode(codes, found), now, stockCause{kind: business.MoveSaleEdit, invoiceCode: code})
 			if err != nil {
 				return err
 			}
@@ -431,3 +463,6 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 	})
 	return rec, err
 }
+
+// errVoid answers any change of a voided sale.
+var errVoid = business.Errorf(business.ECONFLICT, "Sale is void")

@@ -11,61 +11,106 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Stock: quantities moved by sales, atomically and never below zero.
+// Stock: quantities moved by sales, refunds, voids and adjustments, each
+// change with its movement in the item's ledger, in the same transaction.
+//
+// Every write of a quantity is conditioned on the item's version as read,
+// and sets the quantity it computed from that read. That is what makes the
+// ledger exact: a movement's quantity_after is the quantity the write left,
+// and the movements of an item add up to its quantity. The price is that
+// two writers moving one item at the same instant take turns (the second
+// starts over on the item as the first left it).
 
-// stockActions returns the transaction actions that move stock by moves:
-// each takes (or gives back) quantity atomically, refusing to go below zero.
-// The items come from found (read alongside): their ids, so their updated_at
-// index keys can move too, and their shape (see view.go). Returns EINVALID for an item code that is not in stock.
-func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time) ([]txItem, error) {
+// stockCause says why stock moves: the movement kind, and what the ledger
+// records with it.
+type stockCause struct {
+	kind        string
+	invoiceCode string
+	reason      string
+	note        string
+}
+
+// stockMove is one item's change as a transaction makes it: the item as it
+// will be, and its movement.
+type stockMove struct {
+	item business.Item
+	move business.Movement
+}
+
+// stockActions returns the transaction actions that move stock by moves (per
+// item code, positive takes, negative gives back) and what each item becomes.
+// The items come from found, read consistently beforehand. Returns EINVALID
+// for an item code with no item. Stock that would go below zero (or, given
+// back, above a quantity's range) as read is still written, with a condition
+// that fails, so the transaction's other conditions (a taken invoice code)
+// are answered in their order; its failure is EINVALID when the item is as
+// read, and a new attempt when it changed in between.
+func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time, cause stockCause) ([]txItem, map[string]stockMove, error) {
 	var actions []txItem
+	out := make(map[string]stockMove, len(moves))
 	for code, d := range moves {
 		it := found[code]
 		if it == nil {
-			return nil, business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
-		}
-		// A record written before views keeps its quantity at the top level.
-		// The condition names the shape read, so a write that gave the item
-		// its view in between (an edit, `admin migrate`) cancels this attempt,
-		// which is then made again on the item as it is now.
-		at, shape := "v.", "attribute_exists(v)"
-		if !hasView(it) {
-			at, shape = "", "attribute_not_exists(v)"
+			return nil, nil, business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
 		}
 		x := invItemFrom(it)
-		up := &types.Update{
-			TableName: aws.String(s.table),
-			Key:       itemKey(account, code),
-			UpdateExpression: aws.String(fmt.Sprintf("SET %[1]squantity = %[1]squantity - :q, %[1]supdated_at = :now, %[2]s = :usk, version = version + :one",
-				at, IndexUpperBound.SK)),
-			ExpressionAttributeValues: attrs{
-				":q": num(d.String()), ":now": str(fmtTime(now)), ":usk": str(fmtTime(now) + "#" + pad(x.ID)), ":one": nInt(1),
-			},
-		}
+		read := x.Version
+		after, _ := x.Quantity.Less(d)
 		onFail := error(&business.Error{Code: business.EINVALID, Message: fmt.Sprintf("insufficient stock of item %s", code),
-			Fields: map[string]string{"items": fmt.Sprintf("insufficient stock of item %s (%s in stock when read)", code, x.Quantity)}})
+			Fields: map[string]string{"items": fmt.Sprintf("insufficient stock of item %s (%s in stock)", code, x.Quantity)}})
 		if d.IsNegative() {
-			// Stock given back may not leave the range of a quantity, or the
-			// item would read as malformed and lose its stock on a later write.
-			headroom, ok := d.Headroom()
-			full := business.FieldErrors{"items": fmt.Sprintf("item_code %s: giving back %s would take its stock above %s", code, d.Abs(), money.MaxQuantity())}.Err()
-			if !ok {
-				return nil, full
-			}
-			up.ConditionExpression = aws.String(fmt.Sprintf("%s AND %squantity <= :cap", shape, at))
-			up.ExpressionAttributeValues[":cap"] = num(headroom)
-			onFail = full
-		} else {
-			up.ConditionExpression = aws.String(fmt.Sprintf("%s AND %squantity >= :q", shape, at))
+			onFail = business.FieldErrors{"items": fmt.Sprintf("item_code %s: giving back %s would take its stock above %s", code, d.Abs(), money.MaxQuantity())}.Err()
 		}
-		up.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-		failed := func(old attrs) error {
-			if old != nil && hasView(old) != hasView(it) {
-				return errRetry // the shape changed, not the stock
-			}
-			return onFail
+		bound, ok := d.Headroom()
+		if !ok {
+			return nil, nil, onFail
 		}
-		actions = append(actions, txItem{action: types.TransactWriteItem{Update: up}, onFail: onFail, failed: failed})
+		x.Quantity, x.UpdatedAt, x.Version = after, now, x.Version+1
+		m := business.Movement{ID: x.Version, ItemCode: code, Kind: cause.kind, Change: d.Neg(), After: after,
+			Reason: cause.reason, Note: cause.note, InvoiceCode: cause.invoiceCode, CreatedAt: now}
+		out[code] = stockMove{item: x, move: m}
+		up := s.quantityUpdate(account, it, x, d, bound)
+		up.failed = func(old attrs) error {
+			if old != nil && getInt(old, "version") == read && hasView(old) == hasView(it) {
+				return onFail // the item is as read: its stock is short (or full)
+			}
+			return errRetry
+		}
+		actions = append(actions, up, txItem{action: put(s.table, movementItem(account, m), "attribute_not_exists(PK)"), onFail: errRetry})
 	}
-	return actions, nil
+	return actions, out, nil
+}
+
+// quantityUpdate sets the quantity of the item read as it to next's, with
+// next's stamps, provided the item is still at the version read and its
+// quantity takes d: at least d when taking, at most bound when giving back.
+// A record written before views keeps its fields at the top level: the
+// condition names the shape read too, so whatever changed in between (a
+// sale, an edit, `admin migrate` giving it its view), the attempt starts
+// over on the item as it is now.
+func (s *Store) quantityUpdate(account string, it attrs, next business.Item, d money.Delta, bound string) txItem {
+	at, shape := "v.", "attribute_exists(v)"
+	if !hasView(it) {
+		at, shape = "", "attribute_not_exists(v)"
+	}
+	cond := fmt.Sprintf("%s AND version = :read AND %squantity >= :d", shape, at)
+	values := attrs{
+		":q": num(next.Quantity.String()), ":now": str(fmtTime(next.UpdatedAt)), ":usk": str(fmtTime(next.UpdatedAt) + "#" + pad(next.ID)),
+		":next": nInt(next.Version), ":read": nInt(next.Version - 1), ":d": num(d.String()),
+	}
+	if d.IsNegative() {
+		cond = fmt.Sprintf("%s AND version = :read AND %squantity <= :bound", shape, at)
+		delete(values, ":d")
+		values[":bound"] = num(bound)
+	}
+	up := &types.Update{
+		TableName: aws.String(s.table),
+		Key:       itemKey(account, next.ItemCode),
+		UpdateExpression: aws.String(fmt.Sprintf("SET %[1]squantity = :q, %[1]supdated_at = :now, %[2]s = :usk, version = :next",
+			at, IndexUpperBound.SK)),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	return txItem{action: types.TransactWriteItem{Update: up}, onFail: errRetry}
 }

@@ -38,13 +38,31 @@ type Payload struct {
 	BusinessCode  string `json:"business_code"`
 	InvoiceCode   string `json:"invoice_code"`
 	PaymentStatus string `json:"payment_status"`
+	// Type tells a refund ("payment.refunded") from a received payment,
+	// whose payload has no type.
+	Type string `json:"type,omitempty"`
 }
+
+// RefundType is the type of a refund's notification.
+const RefundType = "payment.refunded"
 
 // NewPayload returns the exact body announcing payment p of account a.
 func NewPayload(a business.Account, p business.Payment) []byte {
 	b, _ := json.Marshal(Payload{
 		Status: 200, Message: "Payment received", Amount: p.Amount.String(), TransactionID: p.TransactionID,
 		Currency: a.Currency, BusinessCode: a.BusinessCode, InvoiceCode: p.InvoiceCode, PaymentStatus: p.PaymentStatus,
+	})
+	return b
+}
+
+// NewRefundPayload returns the exact body announcing refund r of account a:
+// a payment's fields, with message "Payment refunded", the refunded amount,
+// the refund's id as transaction_id, and type "payment.refunded".
+func NewRefundPayload(a business.Account, r business.Refund) []byte {
+	b, _ := json.Marshal(Payload{
+		Status: 200, Message: "Payment refunded", Amount: r.Amount.String(), TransactionID: r.RefundID,
+		Currency: a.Currency, BusinessCode: a.BusinessCode, InvoiceCode: r.InvoiceCode, PaymentStatus: r.PaymentStatus,
+		Type: RefundType,
 	})
 	return b
 }

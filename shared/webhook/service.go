@@ -115,10 +115,11 @@ func NewService(st *store.Store, sender *Sender, schedule []time.Duration, log *
 }
 
 // IsPaymentInsert reports whether a stream record is the insertion of a
-// payment: the records the stream's filter lets through.
+// payment or a refund: the records the stream's filter lets through, each
+// announced to the account's callback URL.
 func IsPaymentInsert(r events.DynamoDBEventRecord) bool {
 	t, ok := r.Change.NewImage["type"]
-	return r.EventName == "INSERT" && ok && t.DataType() == events.DataTypeString && t.String() == "payment"
+	return r.EventName == "INSERT" && ok && t.DataType() == events.DataTypeString && (t.String() == "payment" || t.String() == "refund")
 }
 
 // HandleStream is the deliver-webhooks function: for each payment insert it
@@ -233,19 +234,24 @@ func (b *batchAccounts) find(ctx context.Context, st *store.Store, id string) (b
 // and whether the delivery waits for an attempt (found existing, it is
 // reported waiting: waking its account again is harmless).
 func (s *Service) record(ctx context.Context, accounts *batchAccounts, img map[string]types.AttributeValue) (string, bool, error) {
-	p := store.PaymentFrom(img)
-	accountID := getString(img, "account_id")
-	if accountID == "" || p.TransactionID == "" {
+	accountID, tx := getString(img, "account_id"), getString(img, "transaction_id")
+	if accountID == "" || tx == "" {
 		return "", false, fmt.Errorf("payment record without account_id or transaction_id")
 	}
 	acct, settings, err := accounts.find(ctx, s.store, accountID)
 	if err != nil {
 		return "", false, err
 	}
+	var payload []byte
+	if getString(img, "type") == "refund" {
+		payload = NewRefundPayload(acct, store.RefundFrom(img))
+	} else {
+		payload = NewPayload(acct, store.PaymentFrom(img))
+	}
 	now := s.now()
 	d := business.Delivery{
-		AccountID: accountID, TransactionID: p.TransactionID, WebhookID: "msg_" + p.TransactionID,
-		Payload: NewPayload(acct, p), State: business.DeliveryPending, NextAt: now, CreatedAt: now,
+		AccountID: accountID, TransactionID: tx, WebhookID: "msg_" + tx,
+		Payload: payload, State: business.DeliveryPending, NextAt: now, CreatedAt: now,
 	}
 	if settings.CallbackURL == "" {
 		d.State = business.DeliverySkipped

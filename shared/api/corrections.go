@@ -1,0 +1,266 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+	"bizdata/shared/store"
+)
+
+// Corrections: refunds and voids of sales, and the stock ledger (its
+// adjustments and its list).
+
+type refundLineJSON struct {
+	SalesItemID int            `json:"sales_item_id"`
+	ItemCode    *string        `json:"item_code"`
+	Quantity    money.Quantity `json:"quantity"`
+}
+
+type saleRefundJSON struct {
+	RefundID     string           `json:"refund_id"`
+	InvoiceCode  string           `json:"invoice_code"`
+	Amount       money.Amount     `json:"amount"`
+	Reason       *string          `json:"reason"`
+	RefundMethod string           `json:"refund_method"`
+	IssuedBy     *string          `json:"issued_by"`
+	Lines        []refundLineJSON `json:"lines"`
+	RefundedAt   string           `json:"refunded_at"`
+	CreatedAt    string           `json:"created_at"`
+}
+
+func toRefundJSON(r business.Refund) saleRefundJSON {
+	lines := make([]refundLineJSON, len(r.Lines))
+	for i, l := range r.Lines {
+		lines[i] = refundLineJSON{SalesItemID: l.LineID, ItemCode: nullable(l.ItemCode), Quantity: l.Quantity}
+	}
+	at := r.RefundedAt.Format(business.TimeFormat)
+	return saleRefundJSON{
+		RefundID: r.RefundID, InvoiceCode: r.InvoiceCode, Amount: r.Amount, Reason: nullable(r.Reason),
+		RefundMethod: r.Method, IssuedBy: nullable(r.IssuedBy), Lines: lines, RefundedAt: at, CreatedAt: at,
+	}
+}
+
+// Text limits of corrections' free text.
+const (
+	maxReason = 500
+	maxNote   = 1000
+	maxBy     = 255
+)
+
+type refundRequest struct {
+	Amount       Opt[money.Amount]      `json:"amount"`
+	Reason       Opt[string]            `json:"reason"`
+	RefundMethod Opt[string]            `json:"refund_method"`
+	IssuedBy     Opt[string]            `json:"issued_by"`
+	Lines        Opt[[]json.RawMessage] `json:"lines"`
+}
+
+type refundLineRequest struct {
+	SalesItemID Opt[Int]            `json:"sales_item_id"`
+	Quantity    Opt[money.Quantity] `json:"quantity"`
+}
+
+// toNewRefund reads and checks a refund body for form; the sale decides the
+// rest (store.RefundSale).
+func toNewRefund(body []byte) (store.NewRefund, error) {
+	var n store.NewRefund
+	var req refundRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return n, err
+	}
+	fe := business.FieldErrors{}
+	present(fe, map[string]bool{"amount": has(req.Amount)})
+	if has(req.Amount) && req.Amount.V.IsZero() {
+		fe.Add("amount", "must be greater than 0")
+	}
+	n.Amount = req.Amount.V
+	n.Reason = strings.TrimSpace(req.Reason.Value(""))
+	business.CheckText(fe, "reason", n.Reason, false, maxReason)
+	n.IssuedBy = strings.TrimSpace(req.IssuedBy.Value(""))
+	business.CheckText(fe, "issued_by", n.IssuedBy, false, maxBy)
+	if has(req.RefundMethod) {
+		n.Method = strings.TrimSpace(req.RefundMethod.V)
+		if !oneOfList(n.Method, business.PaymentTypes) {
+			fe.Add("refund_method", "must be one of: "+strings.Join(business.PaymentTypes, ", "))
+		}
+	}
+	if has(req.Lines) {
+		if len(req.Lines.V) > business.MaxSaleLines {
+			fe.Add("lines", fmt.Sprintf("must have at most %d entries", business.MaxSaleLines))
+		}
+		for i, raw := range req.Lines.V {
+			if i >= business.MaxSaleLines {
+				break
+			}
+			p := fmt.Sprintf("lines[%d].", i)
+			var lr refundLineRequest
+			if err := decodeObject(raw, &lr, p); err != nil {
+				for k, v := range err.(*business.Error).Fields {
+					fe.Add(k, v)
+				}
+				continue
+			}
+			present(fe, map[string]bool{p + "sales_item_id": has(lr.SalesItemID), p + "quantity": has(lr.Quantity)})
+			if has(lr.Quantity) && lr.Quantity.V.IsZero() {
+				fe.Add(p+"quantity", "must be greater than 0")
+			}
+			if has(lr.SalesItemID) && int64(lr.SalesItemID.V) > business.MaxSaleLines {
+				fe.Add(p+"sales_item_id", fmt.Sprintf("no line with id %d in this sale", lr.SalesItemID.V))
+			}
+			n.Lines = append(n.Lines, business.RefundLine{LineID: int(lr.SalesItemID.V), Quantity: lr.Quantity.V})
+		}
+	}
+	return n, fe.Err()
+}
+
+func oneOfList(v string, list []string) bool {
+	for _, x := range list {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func refundSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	code, err := pathCode(r, "invoice_code", business.ValidInvoiceCode, "Sale not found")
+	if err != nil {
+		return err
+	}
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	n, err := toNewRefund(body)
+	if err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.RefundSale(r.Context(), acct.ID, code, n, idem, func(rec store.SaleRecord) ([]byte, error) {
+		return successBody(http.StatusOK, "Refund recorded", saleData(rec))
+	})
+	return writeCreated(w, resp, err)
+}
+
+type voidRequest struct {
+	Reason Opt[string] `json:"reason"`
+}
+
+func voidSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	code, err := pathCode(r, "invoice_code", business.ValidInvoiceCode, "Sale not found")
+	if err != nil {
+		return err
+	}
+	var body []byte
+	var idem *store.Idempotency
+	if r.Header.Get("Content-Type") == "" {
+		// A void needs no body: `curl -X POST …/void` is enough.
+		body, idem, err = readCreate(withEmptyJSON(r))
+	} else {
+		body, idem, err = readCreate(r)
+	}
+	if err != nil {
+		return err
+	}
+	var req voidRequest
+	if len(strings.TrimSpace(string(body))) > 0 {
+		err = decodeObject(body, &req, "")
+	}
+	reason := strings.TrimSpace(req.Reason.Value(""))
+	if err == nil {
+		fe := business.FieldErrors{}
+		business.CheckText(fe, "reason", reason, false, maxReason)
+		err = fe.Err()
+	}
+	if err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.VoidSale(r.Context(), acct.ID, code, reason, idem, func(rec store.SaleRecord) ([]byte, error) {
+		return successBody(http.StatusOK, "Sale voided", saleData(rec))
+	})
+	return writeCreated(w, resp, err)
+}
+
+// withEmptyJSON returns r marked as carrying JSON, for a route whose body is
+// optional.
+func withEmptyJSON(r *http.Request) *http.Request {
+	c := r.Clone(r.Context())
+	c.Header.Set("Content-Type", "application/json")
+	return c
+}
+
+type movementJSON struct {
+	ID            int64          `json:"id"`
+	Kind          string         `json:"kind"`
+	Quantity      money.Delta    `json:"quantity"`
+	QuantityAfter money.Quantity `json:"quantity_after"`
+	Reason        *string        `json:"reason"`
+	Note          *string        `json:"note"`
+	InvoiceCode   *string        `json:"invoice_code"`
+	CreatedAt     string         `json:"created_at"`
+}
+
+func toMovementJSON(m business.Movement) movementJSON {
+	return movementJSON{
+		ID: m.ID, Kind: m.Kind, Quantity: m.Change, QuantityAfter: m.After, Reason: nullable(m.Reason),
+		Note: nullable(m.Note), InvoiceCode: nullable(m.InvoiceCode), CreatedAt: m.CreatedAt.Format(business.TimeFormat),
+	}
+}
+
+type adjustmentRequest struct {
+	Quantity Opt[money.Delta] `json:"quantity"`
+	Reason   Opt[string]      `json:"reason"`
+	Note     Opt[string]      `json:"note"`
+}
+
+func adjustStock(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	code, err := pathCode(r, "item_code", business.ValidItemCode, "Item not found")
+	if err != nil {
+		return err
+	}
+	body, idem, err := readCreate(r)
+	if err != nil {
+		return err
+	}
+	var req adjustmentRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	fe := business.FieldErrors{}
+	present(fe, map[string]bool{"quantity": has(req.Quantity), "reason": has(req.Reason)})
+	if has(req.Quantity) && req.Quantity.V.IsZero() {
+		fe.Add("quantity", "must not be 0: send the change of stock, such as \"-2\" or \"10\"")
+	}
+	reason := strings.TrimSpace(req.Reason.Value(""))
+	if has(req.Reason) && !business.ValidAdjustmentReason(reason) {
+		fe.Add("reason", "must be one of: "+strings.Join(business.AdjustmentReasons, ", "))
+	}
+	note := strings.TrimSpace(req.Note.Value(""))
+	business.CheckText(fe, "note", note, false, maxNote)
+	if err := fe.Err(); err != nil {
+		return s.refuse(w, r, acct, idem, err)
+	}
+	resp, err := s.store.AdjustStock(r.Context(), acct.ID, code, req.Quantity.V, reason, note, idem, func(m store.ItemMove) ([]byte, error) {
+		return successBody(http.StatusOK, "Stock adjusted", map[string]any{"items": toItemJSON(m.Item), "movement": toMovementJSON(m.Movement)})
+	})
+	return writeCreated(w, resp, err)
+}
+
+func listMovements(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	code, err := pathCode(r, "item_code", business.ValidItemCode, "Item not found")
+	if err != nil {
+		return err
+	}
+	q := parseList(r)
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := s.store.ListMovements(r.Context(), acct.ID, code, q.limit, q.cursor)
+	if err != nil {
+		return err
+	}
+	return writePage(w, "Movements", "movements", page, toMovementJSON)
+}
