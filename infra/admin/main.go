@@ -1,6 +1,7 @@
 // Command admin is the operator's CLI: it creates, lists and shows accounts,
-// rotates API keys, sets webhook settings and migrates stored data, talking
-// to the same table as the API (same environment: DYNAMODB_ENDPOINT,
+// rotates API keys, sets webhook settings, shows a sale with its payments and
+// refunds and an item's stock ledger, and migrates stored data, talking to
+// the same table as the API (same environment: DYNAMODB_ENDPOINT,
 // TABLE_NAME; AWS credentials on AWS).
 //
 //	admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--json]
@@ -11,6 +12,8 @@
 //	admin webhook set --account ID --url U [--secret S]
 //	admin webhook deliveries --account ID [--json]
 //	admin webhook redeliver --account ID --transaction TX
+//	admin sale show (--account ID | --business-code C) --invoice CODE [--json]
+//	admin item movements (--account ID | --business-code C) --item CODE [--limit N] [--json]
 //	admin migrate [--json]
 package main
 
@@ -28,6 +31,7 @@ import (
 	"bizdata/shared/api"
 	"bizdata/shared/app"
 	"bizdata/shared/business"
+	"bizdata/shared/money"
 	"bizdata/shared/store"
 )
 
@@ -40,6 +44,10 @@ const usage = `usage:
   admin webhook set --account ID --url U [--secret S]
   admin webhook deliveries --account ID [--json]
   admin webhook redeliver --account ID --transaction TX
+  admin sale show (--account ID | --business-code C) --invoice CODE [--json]
+                         (the sale: paid, refunded, status, void; its lines, payments, refunds)
+  admin item movements (--account ID | --business-code C) --item CODE [--limit N] [--json]
+                         (the item's stock ledger, newest first, N entries, default 50)
   admin migrate [--json]  (after an upgrade: moves callback secrets off account items,
                           gives records written before views theirs; safe to run again)
 `
@@ -80,6 +88,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		url      = fs.String("url", "", "webhook callback URL")
 		secret   = fs.String("secret", "", "webhook callback secret (no spaces)")
 		tx       = fs.String("transaction", "", "payment transaction id")
+		invoice  = fs.String("invoice", "", "sale invoice code")
+		itemCode = fs.String("item", "", "inventory item code")
+		limit    = fs.Int("limit", 50, "most entries to print")
 		asJSON   = fs.Bool("json", false, "print JSON")
 	)
 	if err := fs.Parse(args[words:]); err != nil {
@@ -228,11 +239,45 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "delivery of %s queued again\n", *tx)
 		return nil
+	case "sale show":
+		if *invoice == "" {
+			return fmt.Errorf("%w: --invoice is required", errUsage)
+		}
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		id, err := accountID(ctx, st, *account, *code)
+		if err != nil {
+			return err
+		}
+		rec, err := st.FindSaleByCode(ctx, id, *invoice)
+		if err != nil {
+			return err
+		}
+		return printSale(out, *asJSON, rec)
+	case "item movements":
+		if *itemCode == "" {
+			return fmt.Errorf("%w: --item is required", errUsage)
+		}
+		if *limit < 1 {
+			return fmt.Errorf("%w: --limit must be at least 1", errUsage)
+		}
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		id, err := accountID(ctx, st, *account, *code)
+		if err != nil {
+			return err
+		}
+		return printMovements(ctx, st, id, *itemCode, *limit, *asJSON, out)
 	case "migrate":
 		// Accounts whose callback secret is still on the account item, where
 		// every function may read it, get it moved to its own item. The
 		// secrets are never printed: only how many accounts moved. Records
 		// written before views get theirs, so the list indexes carry them.
+		// Items written before the stock ledger get their opening movement.
 		st, err := open()
 		if err != nil {
 			return err
@@ -245,10 +290,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r})
+		// Items written before the ledger get their opening movement, so
+		// their movements add up to their stock.
+		l, err := st.OpenLedgers(ctx)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(out, "migrated %d accounts, %d records\n", n, r)
+		if *asJSON {
+			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l})
+		}
+		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened\n", n, r, l)
 		return nil
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))
@@ -326,4 +377,229 @@ func printKey(out io.Writer, asJSON bool, account, key string) error {
 	}
 	_, err := fmt.Fprintf(out, "account_id: %s\napi_key:    %s\n(the key is shown only now; keep it secret)\n", account, key)
 	return err
+}
+
+// accountID returns the id of the account named by id or business code
+// (exactly one of them), checking that it exists.
+func accountID(ctx context.Context, st *store.Store, id, code string) (string, error) {
+	if (id == "") == (code == "") {
+		return "", fmt.Errorf("%w: give --account or --business-code", errUsage)
+	}
+	if code != "" {
+		a, err := st.FindAccountByCode(ctx, code)
+		return a.ID, err
+	}
+	a, _, err := st.FindWebhookSettings(ctx, id)
+	return a.ID, err
+}
+
+// saleView is a sale as `sale show` prints it: the figures that explain its
+// money (paid, refunded, held) and its state, with its lines, payments and
+// refunds, oldest first.
+type saleView struct {
+	InvoiceCode    string         `json:"invoice_code"`
+	InvoiceNumber  string         `json:"invoice_number"`
+	CustomerID     int64          `json:"customer_id"`
+	CustomerName   string         `json:"customer_name"`
+	Total          money.Amount   `json:"total_amount"`
+	AmountPaid     money.Amount   `json:"amount_paid"`
+	AmountRefunded money.Amount   `json:"amount_refunded"`
+	Held           money.Amount   `json:"held"`
+	PaymentType    string         `json:"payment_type"`
+	PaymentStatus  string         `json:"payment_status"`
+	VoidReason     *string        `json:"void_reason"`
+	VoidedAt       *string        `json:"voided_at"`
+	CreatedAt      string         `json:"created_at"`
+	UpdatedAt      string         `json:"updated_at"`
+	Lines          []saleLineView `json:"lines"`
+	Payments       []paymentView  `json:"payments"`
+	Refunds        []refundView   `json:"refunds"`
+}
+
+type saleLineView struct {
+	SalesItemID int            `json:"sales_item_id"`
+	ItemCode    *string        `json:"item_code"`
+	ItemName    string         `json:"item_name"`
+	UnitPrice   money.Amount   `json:"unit_price"`
+	Quantity    money.Quantity `json:"quantity"`
+	Returned    money.Quantity `json:"quantity_returned"`
+}
+
+type paymentView struct {
+	TransactionID string       `json:"transaction_id"`
+	Amount        money.Amount `json:"amount"`
+	Method        string       `json:"payment_method"`
+	IssuedBy      *string      `json:"issued_by"`
+	PaymentAt     string       `json:"payment_at"`
+}
+
+type refundView struct {
+	RefundID   string           `json:"refund_id"`
+	Amount     money.Amount     `json:"amount"`
+	Method     string           `json:"refund_method"`
+	Reason     *string          `json:"reason"`
+	IssuedBy   *string          `json:"issued_by"`
+	Lines      []refundLineView `json:"lines"`
+	RefundedAt string           `json:"refunded_at"`
+}
+
+type refundLineView struct {
+	SalesItemID int            `json:"sales_item_id"`
+	ItemCode    *string        `json:"item_code"`
+	Quantity    money.Quantity `json:"quantity"`
+}
+
+func newSaleView(rec store.SaleRecord) saleView {
+	s := rec.Sale
+	v := saleView{
+		InvoiceCode: s.InvoiceCode, InvoiceNumber: s.InvoiceNumber, CustomerID: s.CustomerID, CustomerName: s.CustomerName,
+		Total: s.Total, AmountPaid: s.AmountPaid, AmountRefunded: s.AmountRefunded, Held: s.Held(),
+		PaymentType: s.PaymentType, PaymentStatus: s.PaymentStatus, VoidReason: nullable(s.VoidReason),
+		CreatedAt: s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
+		Lines: []saleLineView{}, Payments: []paymentView{}, Refunds: []refundView{},
+	}
+	if !s.VoidedAt.IsZero() {
+		v.VoidedAt = nullable(s.VoidedAt.Format(business.TimeFormat))
+	}
+	for i, l := range s.Lines {
+		v.Lines = append(v.Lines, saleLineView{SalesItemID: i + 1, ItemCode: nullable(l.ItemCode), ItemName: l.ItemName,
+			UnitPrice: l.UnitPrice, Quantity: l.Quantity, Returned: l.Returned})
+	}
+	for _, p := range rec.Payments {
+		v.Payments = append(v.Payments, paymentView{TransactionID: p.TransactionID, Amount: p.Amount, Method: p.Method,
+			IssuedBy: nullable(p.IssuedBy), PaymentAt: p.PaymentAt.Format(business.TimeFormat)})
+	}
+	for _, r := range rec.Refunds {
+		rv := refundView{RefundID: r.RefundID, Amount: r.Amount, Method: r.Method, Reason: nullable(r.Reason),
+			IssuedBy: nullable(r.IssuedBy), Lines: []refundLineView{}, RefundedAt: r.RefundedAt.Format(business.TimeFormat)}
+		for _, l := range r.Lines {
+			rv.Lines = append(rv.Lines, refundLineView{SalesItemID: l.LineID, ItemCode: nullable(l.ItemCode), Quantity: l.Quantity})
+		}
+		v.Refunds = append(v.Refunds, rv)
+	}
+	return v
+}
+
+// printSale prints a sale as `sale show` shows it: its figures, then one
+// line for each of its lines, payments and refunds.
+func printSale(out io.Writer, asJSON bool, rec store.SaleRecord) error {
+	v := newSaleView(rec)
+	if asJSON {
+		return json.NewEncoder(out).Encode(v)
+	}
+	fmt.Fprintf(out, "invoice_code:    %s\ninvoice_number:  %s\ncustomer:        %d %s\ntotal_amount:    %s\namount_paid:     %s\namount_refunded: %s\nheld:            %s (paid less refunded)\npayment_type:    %s\npayment_status:  %s\n",
+		v.InvoiceCode, v.InvoiceNumber, v.CustomerID, v.CustomerName, v.Total, v.AmountPaid, v.AmountRefunded, v.Held, v.PaymentType, v.PaymentStatus)
+	if v.VoidedAt != nil {
+		fmt.Fprintf(out, "voided_at:       %s\nvoid_reason:     %s\n", *v.VoidedAt, orDash(v.VoidReason))
+	}
+	fmt.Fprintf(out, "created_at:      %s\nupdated_at:      %s\n", v.CreatedAt, v.UpdatedAt)
+	fmt.Fprintf(out, "lines (%d):\n", len(v.Lines))
+	for _, l := range v.Lines {
+		fmt.Fprintf(out, "  %3d  %-16s  sold %s  returned %s  at %s  %s\n", l.SalesItemID, orDash(l.ItemCode), l.Quantity, l.Returned, l.UnitPrice, l.ItemName)
+	}
+	fmt.Fprintf(out, "payments (%d):\n", len(v.Payments))
+	for _, p := range v.Payments {
+		fmt.Fprintf(out, "  %s  %10s  %-14s  %s  by %s\n", p.TransactionID, p.Amount, p.Method, p.PaymentAt, orDash(p.IssuedBy))
+	}
+	fmt.Fprintf(out, "refunds (%d):\n", len(v.Refunds))
+	for _, r := range v.Refunds {
+		lines := make([]string, len(r.Lines))
+		for i, l := range r.Lines {
+			lines[i] = fmt.Sprintf("line %d x%s", l.SalesItemID, l.Quantity)
+			if l.ItemCode != nil {
+				lines[i] += " (" + *l.ItemCode + " back to stock)"
+			}
+		}
+		returned := "no goods returned"
+		if len(lines) > 0 {
+			returned = strings.Join(lines, ", ")
+		}
+		fmt.Fprintf(out, "  %s  %10s  %-14s  %s  by %s  reason %s  %s\n", r.RefundID, r.Amount, r.Method, r.RefundedAt, orDash(r.IssuedBy), orDash(r.Reason), returned)
+	}
+	return nil
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+// movementView is a ledger entry as `item movements` prints it, as the API
+// lists it (GET /inventory/items/{item_code}/movements).
+type movementView struct {
+	ID            int64          `json:"id"`
+	Kind          string         `json:"kind"`
+	Quantity      money.Delta    `json:"quantity"`
+	QuantityAfter money.Quantity `json:"quantity_after"`
+	Reason        *string        `json:"reason"`
+	Note          *string        `json:"note"`
+	InvoiceCode   *string        `json:"invoice_code"`
+	CreatedAt     string         `json:"created_at"`
+}
+
+// ledgerView is an item's quantity with the newest entries of its ledger.
+// Complete says the whole ledger was read; then LedgerSum is what its
+// movements add up to, which should be the quantity.
+type ledgerView struct {
+	ItemCode  string         `json:"item_code"`
+	ItemName  string         `json:"item_name"`
+	Quantity  money.Quantity `json:"quantity"`
+	Movements []movementView `json:"movements"`
+	Complete  bool           `json:"complete"`
+	LedgerSum *money.Delta   `json:"ledger_sum,omitempty"`
+}
+
+// printMovements prints up to limit of the item's movements, newest first,
+// and, when that is its whole ledger, whether they add up to its quantity.
+func printMovements(ctx context.Context, st *store.Store, account, code string, limit int, asJSON bool, out io.Writer) error {
+	item, err := st.FindItemByCode(ctx, account, code)
+	if err != nil {
+		return err
+	}
+	v := ledgerView{ItemCode: item.ItemCode, ItemName: item.ItemName, Quantity: item.Quantity, Movements: []movementView{}}
+	cursor := ""
+	for {
+		page, err := st.ListMovements(ctx, account, code, min(limit-len(v.Movements), 200), cursor)
+		if err != nil {
+			return err
+		}
+		for _, m := range page.Items {
+			v.Movements = append(v.Movements, movementView{ID: m.ID, Kind: m.Kind, Quantity: m.Change, QuantityAfter: m.After,
+				Reason: nullable(m.Reason), Note: nullable(m.Note), InvoiceCode: nullable(m.InvoiceCode), CreatedAt: m.CreatedAt.Format(business.TimeFormat)})
+		}
+		cursor = page.Next
+		if cursor == "" || len(v.Movements) >= limit {
+			break
+		}
+	}
+	if v.Complete = cursor == ""; v.Complete {
+		var sum money.Delta
+		for _, m := range v.Movements {
+			sum = sum.Add(m.Quantity)
+		}
+		v.LedgerSum = &sum
+	}
+	if asJSON {
+		return json.NewEncoder(out).Encode(v)
+	}
+	fmt.Fprintf(out, "item_code: %s\nitem_name: %s\nquantity:  %s\nmovements (%d, newest first):\n", v.ItemCode, v.ItemName, v.Quantity, len(v.Movements))
+	for _, m := range v.Movements {
+		why := orDash(m.Reason)
+		if m.Note != nil {
+			why += ": " + *m.Note
+		}
+		fmt.Fprintf(out, "  %6d  %-10s  %10s  -> %-12s  %s  invoice %-6s  %s\n", m.ID, m.Kind, m.Quantity, m.QuantityAfter, m.CreatedAt, orDash(m.InvoiceCode), why)
+	}
+	switch {
+	case !v.Complete:
+		fmt.Fprintf(out, "(older movements not shown: raise --limit to see the whole ledger)\n")
+	case v.LedgerSum.Sub(v.Quantity.Delta()).IsZero():
+		fmt.Fprintf(out, "ledger: the %d movements add up to %s, the item's quantity\n", len(v.Movements), v.LedgerSum)
+	default:
+		fmt.Fprintf(out, "ledger: MISMATCH: the %d movements add up to %s but the item holds %s (an item stocked before the ledger gets its opening movement from `admin migrate`; stock moved while this ran shows as a difference too: run again)\n",
+			len(v.Movements), v.LedgerSum, v.Quantity)
+	}
+	return nil
 }

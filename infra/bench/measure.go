@@ -130,8 +130,6 @@ func (b *bench) roundTrips() error {
 	covered := map[string]bool{}
 	for _, c := range b.benchCalls() {
 		covered[c.function] = true
-		type count struct{ calls, depth int }
-		seen := map[count]int{}
 		runs := 8
 		switch c.function {
 		case "test-webhook":
@@ -141,19 +139,9 @@ func (b *bench) roundTrips() error {
 		case "rotate-api-key":
 			runs = 1 // the next run's key would not be in the cache yet
 		}
-		for i := 0; i < runs; i++ {
-			mark := b.spans.Mark()
-			if err := c.run(b, i); err != nil {
-				return err
-			}
-			got, depth := b.spans.Since(mark)
-			seen[count{got, depth}]++
-		}
-		var typical count
-		for k, n := range seen {
-			if n > seen[typical] || (n == seen[typical] && k.depth < typical.depth) {
-				typical = k
-			}
+		typical, differed, err := b.typicalRun(runs, func(i int) error { return c.run(b, i) })
+		if err != nil {
+			return err
 		}
 		target := "1"
 		switch {
@@ -164,24 +152,52 @@ func (b *bench) roundTrips() error {
 		case c.method != "GET":
 			target = "<= 2"
 		}
-		differed := ""
-		for k, n := range seen {
-			if k != typical {
-				differed += fmt.Sprintf("%d with %d calls, %d sequential; ", n, k.calls, k.depth)
-			}
-		}
-		if differed == "" {
-			differed = "none"
-		}
-		b.printf("| %s | %s | %d | %d | %s | %s |\n", c.function, c.method, typical.calls, typical.depth, strings.TrimSuffix(differed, "; "), target)
+		b.printf("| %s | %s | %d | %d | %s | %s |\n", c.function, c.method, typical.calls, typical.depth, differed, target)
+	}
+	b.printf("\n")
+	if err := b.correctionTrips(covered); err != nil {
+		return fmt.Errorf("corrections: %w", err)
 	}
 	for _, r := range api.Routes {
 		if !covered[r.Function] {
 			return fmt.Errorf("route %s has no benchmark request", r.Function)
 		}
 	}
-	b.printf("\n")
 	return nil
+}
+
+// tripCount is one run's DynamoDB calls and their sequential depth.
+type tripCount struct{ calls, depth int }
+
+// typicalRun makes a request runs times (fn(0..runs-1)) and returns the most
+// frequent count (on a tie the shallower), and the runs that differed from
+// it ("none" when none did).
+func (b *bench) typicalRun(runs int, fn func(i int) error) (tripCount, string, error) {
+	seen := map[tripCount]int{}
+	for i := 0; i < runs; i++ {
+		mark := b.spans.Mark()
+		if err := fn(i); err != nil {
+			return tripCount{}, "", err
+		}
+		got, depth := b.spans.Since(mark)
+		seen[tripCount{got, depth}]++
+	}
+	var typical tripCount
+	for k, n := range seen {
+		if n > seen[typical] || (n == seen[typical] && k.depth < typical.depth) {
+			typical = k
+		}
+	}
+	differed := ""
+	for k, n := range seen {
+		if k != typical {
+			differed += fmt.Sprintf("%d with %d calls, %d sequential; ", n, k.calls, k.depth)
+		}
+	}
+	if differed == "" {
+		differed = "none"
+	}
+	return typical, strings.TrimSuffix(differed, "; "), nil
 }
 
 // itemsRead reports, for every list filter, the items DynamoDB read per item
@@ -275,6 +291,12 @@ func (b *bench) itemsRead() error {
 		}
 		b.printf("| %s | %d | %d | %s |\n", r.name, read, returned, ratio)
 	}
+	read, returned, err := b.ledgerRead()
+	if err != nil {
+		return fmt.Errorf("movements: %w", err)
+	}
+	b.printf("| movements of one item (newest first; one page of %d of its %d, as GET .../movements?limit=%d reads it) | %d | %d | %.3f |\n",
+		corrMovesMax, corrMoves, corrMovesMax, read, returned, float64(read)/float64(returned))
 	b.printf("\n")
 	return nil
 }

@@ -133,8 +133,12 @@ func readCreate(r *http.Request) ([]byte, *store.Idempotency, error) {
 		return nil, nil, &business.Error{Code: business.EINVALID, Message: "Idempotency-Key must be sent once, as 1 to 255 visible ASCII characters other than a comma",
 			Fields: map[string]string{"Idempotency-Key": "must be 1 to 255 visible ASCII characters other than a comma, sent once"}}
 	}
-	// The route is the path pattern, so one key may be reused across routes.
-	route := strings.ReplaceAll(r.Pattern, " ", "")
+	// A key names one request to one route and record: its method and path
+	// (for the create routes, whose paths have no wildcard, the same as the
+	// route's pattern, as keys were first recorded). So one key may be
+	// reused across routes, and a refund's key sent to another sale is that
+	// sale's request, never the first sale's answer.
+	route := r.Method + r.URL.Path
 	return body, &store.Idempotency{Route: route, Key: k, BodyHash: bodyHash(body)}, nil
 }
 

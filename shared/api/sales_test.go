@@ -86,10 +86,11 @@ func TestAddSale(t *testing.T) {
 	same(t, r, saleWire{ID: 1, InvoiceCode: got.InvoiceCode, InvoiceNumber: number, CustomerID: "1",
 		SubTotal: "25.00", Total: "27.50", AmountPaid: "10.00", Discount: ptr("0.50"), InvoiceType: "main",
 		PaymentDate: got.PaymentDate, PaymentType: "Cash", PaymentStatus: "partial", IssuedBy: "Kwame", DueDate: "2026-12-31",
+		AmountRefunded: "0.00",
 	}, got, noStamps)
 	same(t, r, []saleLineWire{
-		{ID: 1, InvoiceCode: code, InvoiceNumber: number, ItemName: "Rice 5kg", Description: "bag", UnitPrice: "10.00", Quantity: "2", Tax: "2.00"},
-		{ID: 2, InvoiceCode: code, InvoiceNumber: number, ItemName: "Salt", UnitPrice: "2.50", Quantity: "2", Tax: "1.00"},
+		{ID: 1, InvoiceCode: code, InvoiceNumber: number, ItemName: "Rice 5kg", Description: "bag", UnitPrice: "10.00", Quantity: "2", Tax: "2.00", Returned: "0"},
+		{ID: 2, InvoiceCode: code, InvoiceNumber: number, ItemName: "Salt", UnitPrice: "2.50", Quantity: "2", Tax: "1.00", Returned: "0"},
 	}, dataAs[[]saleLineWire](t, r, "Sale added successfully", "sales-item"), noStamps)
 	pays := dataAs[[]salePaymentWire](t, r, "Sale added successfully", "sales-payment")
 	if len(pays) != 1 || !strings.HasPrefix(pays[0].TransactionID, "txn_") {

@@ -104,10 +104,23 @@ func (s *Server) FallbackHandler() http.Handler { return s.withRequestID(s.fallb
 // /sales/edit/{invoice_code}), which a ServeMux refuses.
 func (s *Server) fallback(routes []Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var allow []string
+		var matched [][]string
+		var methods [][]string
 		for _, rt := range routes {
-			if pathMatches(rt.Path, r.URL.EscapedPath()) && !slices.Contains(allow, rt.Method) {
-				allow = append(allow, rt.Method)
+			if p := strings.Split(rt.Path, "/"); pathMatches(p, r.URL.EscapedPath()) {
+				matched, methods = append(matched, p), append(methods, []string{rt.Method})
+			}
+		}
+		// As a ServeMux would, a path answers for its most specific patterns
+		// only: /customers/add for POST, not /customers/{id} for GET and PUT.
+		var allow []string
+		for i, p := range matched {
+			shadowed := false
+			for _, q := range matched {
+				shadowed = shadowed || moreSpecific(q, p)
+			}
+			if !shadowed && !slices.Contains(allow, methods[i][0]) {
+				allow = append(allow, methods[i][0])
 			}
 		}
 		if len(allow) == 0 {
@@ -120,11 +133,33 @@ func (s *Server) fallback(routes []Route) http.Handler {
 	})
 }
 
+// moreSpecific reports whether pattern a (split into segments) matches a
+// strict subset of the paths b matches: a literal segment wherever b has
+// one, and at least one where b has a wildcard.
+func moreSpecific(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	strict := false
+	for i := range a {
+		aw, bw := strings.HasPrefix(a[i], "{"), strings.HasPrefix(b[i], "{")
+		switch {
+		case aw && !bw:
+			return false
+		case !aw && bw:
+			strict = true
+		case !aw && a[i] != b[i]:
+			return false
+		}
+	}
+	return strict
+}
+
 // pathMatches reports whether path matches a route's path pattern, as a
 // ServeMux matches it: segment by segment, a {wildcard} matching any one
 // non-empty segment.
-func pathMatches(pattern, path string) bool {
-	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+func pathMatches(ps []string, path string) bool {
+	xs := strings.Split(path, "/")
 	if len(ps) != len(xs) {
 		return false
 	}

@@ -98,6 +98,9 @@ type saleWire struct {
 	DueDate             string      `json:"due_date"`
 	ReminderDate        *string     `json:"reminder_date"`
 	ReminderMessage     *string     `json:"reminder_message"`
+	AmountRefunded      string      `json:"amount_refunded"`
+	VoidReason          *string     `json:"void_reason"`
+	VoidedAt            *string     `json:"voided_at"`
 	CreatedAt           string      `json:"created_at"`
 	UpdatedAt           string      `json:"updated_at"`
 }
@@ -112,6 +115,7 @@ type saleLineWire struct {
 	UnitPrice     string  `json:"unit_price"`
 	Quantity      string  `json:"quantity"`
 	Tax           string  `json:"tax"`
+	Returned      string  `json:"quantity_returned"`
 	CreatedAt     string  `json:"created_at"`
 	UpdatedAt     string  `json:"updated_at"`
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // An item's ledger lives in the item's own partition, beside the item:
@@ -21,8 +22,12 @@ import (
 const movePrefix = "MOVE#"
 
 func movementItem(account string, m business.Movement) attrs {
-	k := itemKey(account, m.ItemCode)
-	it := key(getS(k, "PK"), fmt.Sprintf("%s%012d", movePrefix, m.ID))
+	return movementAt(getS(itemKey(account, m.ItemCode), "PK"), m)
+}
+
+// movementAt is movement m in the item partition pk.
+func movementAt(pk string, m business.Movement) attrs {
+	it := key(pk, fmt.Sprintf("%s%012d", movePrefix, m.ID))
 	it["type"] = str("movement")
 	it["id"] = nInt(m.ID)
 	it["item_code"] = str(m.ItemCode)
@@ -101,4 +106,77 @@ func (s *Store) ListMovements(ctx context.Context, account, code string, limit i
 		p.Items[i] = movementFrom(it)
 	}
 	return p, nil
+}
+
+// OpenLedgers gives every item written before the ledger, and holding
+// stock, its opening movement: an `initial` of the quantity it has, at its
+// current version, so that its movements add up to its quantity. It returns
+// how many it opened. Each is written on the condition that the item is
+// unchanged since read and has no movement yet, so it is safe beside the
+// API and may be run again; it belongs to the upgrade that brings the ledger,
+// run before the API moves stock again (docs/decisions.md, the upgrade).
+func (s *Store) OpenLedgers(ctx context.Context) (int, error) {
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          aws.String("#t = :item"),
+		ProjectionExpression:      aws.String("PK, SK"),
+		ExpressionAttributeNames:  map[string]string{"#t": "type"},
+		ExpressionAttributeValues: attrs{":item": str("item")},
+	})
+	opened := 0
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return opened, fmt.Errorf("scan for items: %w", err)
+		}
+		for _, k := range page.Items {
+			done, err := s.openLedger(ctx, key(getS(k, "PK"), getS(k, "SK")))
+			if err != nil {
+				return opened, fmt.Errorf("open the ledger of %s (%d opened before it; run again to go on): %w", getS(k, "PK"), opened, err)
+			}
+			if done {
+				opened++
+			}
+		}
+	}
+	return opened, nil
+}
+
+// openLedger writes one item's opening movement; false when the item has a
+// movement already, or no stock.
+func (s *Store) openLedger(ctx context.Context, k attrs) (bool, error) {
+	done := false
+	err := retrying(ctx, func() error {
+		done = false
+		it, err := s.getItem(ctx, k, true)
+		if err != nil || it == nil {
+			return err
+		}
+		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :move)"),
+			ExpressionAttributeValues: attrs{":pk": k["PK"], ":move": str(movePrefix)},
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(1),
+		})
+		if err != nil {
+			return fmt.Errorf("query movements: %w", err)
+		}
+		x := invItemFrom(it)
+		if len(out.Items) > 0 || x.Quantity.IsZero() {
+			return nil
+		}
+		m := business.Movement{ID: x.Version, ItemCode: x.ItemCode, Kind: business.MoveInitial, Change: x.Quantity.Delta(),
+			After: x.Quantity, Reason: "opening balance", CreatedAt: s.stamp()}
+		err = s.transact(ctx, []txItem{
+			{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+				TableName: aws.String(s.table), Key: k, ConditionExpression: aws.String("version = :v"),
+				ExpressionAttributeValues: attrs{":v": nInt(x.Version)},
+			}}, onFail: errRetry},
+			{action: put(s.table, movementAt(getS(k, "PK"), m), "attribute_not_exists(PK)"), onFail: errRetry},
+		})
+		done = err == nil
+		return err
+	})
+	return done, err
 }

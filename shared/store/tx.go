@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -67,11 +69,22 @@ func (s *Store) guardDelete(account, what, value string) txItem {
 	return txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: uniqueKey(account, what, value)}}}
 }
 
-// versionGuard is the condition of a read-modify-write Put.
+// versionGuard is the condition of a read-modify-write Put. The item also
+// gets a token of its own (writeToken): made as one PutItem (see single),
+// a write whose condition fails on an item equal to its own takes it for its
+// own earlier try whose answer was lost, and two writers that set the same
+// values in the same second (two voids of one sale) would otherwise each
+// take the other's write for theirs.
 func versionGuard(put *types.Put, version int64) {
 	put.ConditionExpression = aws.String("version = :v")
 	put.ExpressionAttributeValues = attrs{":v": nInt(version)}
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	put.Item[writeToken] = str(hex.EncodeToString(b[:]))
 }
+
+// writeToken is the attribute that tells one write of a record from another.
+const writeToken = "write_id"
 
 // txItem is one action of a transaction and the error to report when its
 // condition is what cancelled the transaction.
