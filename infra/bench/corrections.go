@@ -1,6 +1,11 @@
 package main
 
 import (
+	"net/http"
+	"strings"
+
+	"bizdata/shared/api"
+
 	"fmt"
 	"sync"
 	"time"
@@ -24,6 +29,8 @@ const (
 	refundStock  = 700002        // a paid sale of corrRuns+2 of corrStockA
 	voidPlain    = 700100        // corrRuns unpaid sales without stocked lines, from here
 	voidStocked  = 700200        // corrRuns unpaid sales of corrStockA and corrStockB, from here
+	voidMemory   = 700300        // memRuns unpaid sales of corrStockA and corrStockB, for the memory step
+	memRuns      = 7             // requests of a function's memory plan
 	corrMovesMax = 20            // the page of movements listed
 )
 
@@ -94,6 +101,14 @@ func (b *bench) makeCorrections() error {
 			return err
 		}
 		if err := sale(voidStocked+i, "0", []any{
+			map[string]any{"item_code": corrStockA, "item_name": "Stocked goods", "unit_price": "5.00", "quantity": "4"},
+			map[string]any{"item_code": corrStockB, "item_name": "Other goods", "unit_price": "6.00", "quantity": "5"},
+		}); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < memRuns; i++ {
+		if err := sale(voidMemory+i, "0", []any{
 			map[string]any{"item_code": corrStockA, "item_name": "Stocked goods", "unit_price": "5.00", "quantity": "4"},
 			map[string]any{"item_code": corrStockB, "item_name": "Other goods", "unit_price": "6.00", "quantity": "5"},
 		}); err != nil {
@@ -205,4 +220,52 @@ func (b *bench) ledgerRead() (read, returned int, err error) {
 		return 0, 0, fmt.Errorf("movements of %s: %d returned (next %q), want a full page of %d and more", corrLedger, len(p.Items), p.Next, corrMovesMax)
 	}
 	return p.Scanned, len(p.Items), nil
+}
+
+// correctionPlan is the memory plan of a correction function: a cold
+// request, 4 ordinary ones, one with every text field at its longest, and
+// one over the body limit (a GET reads none: a page of 200 instead), each
+// on a record that takes it (a refund of 0.50 of the paid sale, a void of a
+// sale of its own, adjustments by turns +1 and -1).
+func (b *bench) correctionPlan(name string) (fnPlan, error) {
+	if err := b.corrections(); err != nil {
+		return fnPlan{}, err
+	}
+	long := func(n int) string { return strings.Repeat("\u00e9", n) }
+	var path func(i int) string
+	var body func(i int) string
+	limits, query := "", ""
+	switch name {
+	case "refund-sale":
+		path = func(int) string { return fmt.Sprintf("/api/v1/sales/%d/refunds", refundPlain) }
+		body = func(int) string { return `{"amount":"0.50","reason":"overcharged"}` }
+		limits = `{"amount":"0.50","reason":"` + long(500) + `","issued_by":"` + long(255) + `"}`
+	case "void-sale":
+		path = func(i int) string { return fmt.Sprintf("/api/v1/sales/%d/void", voidMemory+i) }
+		body = func(int) string { return `{"reason":"order cancelled"}` }
+		limits = `{"reason":"` + long(500) + `"}`
+	case "adjust-stock":
+		path = func(int) string { return "/api/v1/inventory/items/" + corrAdjust + "/adjustments" }
+		body = func(i int) string { return fmt.Sprintf(`{"quantity":"%d","reason":"count"}`, 1-2*(i%2)) }
+		limits = `{"quantity":"1","reason":"other","note":"` + long(1000) + `"}`
+	case "list-movements":
+		path = func(int) string { return "/api/v1/inventory/items/" + corrLedger + "/movements" }
+		body = func(int) string { return "" }
+		query = fmt.Sprintf("limit=%d", corrMovesMax)
+	default:
+		return fnPlan{}, fmt.Errorf("function %s has no correction plan", name)
+	}
+	route, _ := api.RouteByFunction(name)
+	c := call{function: name, method: route.Method, query: query}
+	p := fnPlan{cold: b.apiRequest(c, c.method, path(0), query, body(0), 200), deadline: 10 * time.Second}
+	for i := 1; i <= 4; i++ {
+		p.sequence = append(p.sequence, asOrdinary(b.apiRequest(c, c.method, path(i), query, body(i), 200)))
+	}
+	if c.method == "GET" {
+		p.sequence = append(p.sequence, b.apiRequest(c, c.method, path(5), "limit=200", "", 200))
+		return p, nil
+	}
+	p.sequence = append(p.sequence, b.apiRequest(c, c.method, path(5), query, limits, 200),
+		b.apiRequest(c, c.method, path(6), query, overLimit(), http.StatusRequestEntityTooLarge))
+	return p, nil
 }

@@ -368,6 +368,9 @@ func (b *bench) memoryPlan(name string, load *dispatchLoad) (fnPlan, error) {
 		p.sequence = append(p.sequence, b.apiRequest(call{}, "POST", "/api/v1/no-such-route", "", overLimit(), 404))
 		return p, nil
 	}
+	if slices.Contains([]string{"refund-sale", "void-sale", "adjust-stock", "list-movements"}, name) {
+		return b.correctionPlan(name)
+	}
 	calls := b.benchCalls() // counters of its own, so edit-sale's payments stay under its total
 	i := slices.IndexFunc(calls, func(c call) bool { return c.function == name })
 	if i < 0 {
