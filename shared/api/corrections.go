@@ -84,8 +84,8 @@ func toNewRefund(body []byte) (store.NewRefund, error) {
 	business.CheckText(fe, "issued_by", n.IssuedBy, false, maxBy)
 	if has(req.RefundMethod) {
 		n.Method = strings.TrimSpace(req.RefundMethod.V)
-		if !oneOfList(n.Method, business.PaymentTypes) {
-			fe.Add("refund_method", "must be one of: "+strings.Join(business.PaymentTypes, ", "))
+		if methods := business.PaymentTypes[1:]; !oneOfList(n.Method, methods) { // not "None": money goes back somehow
+			fe.Add("refund_method", "must be one of: "+strings.Join(methods, ", "))
 		}
 	}
 	if has(req.Lines) {

@@ -190,7 +190,9 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 				return err
 			}
 			if x.Quantity.Cmp(read) != 0 && read.Cmp(*first) != 0 {
-				return business.Errorf(business.ECONFLICT, "the item's stock changed while this edit was made (%s when read, %s now); read the item again and send the quantity you mean, or use its adjustments", *first, read)
+				return &business.Error{Code: business.ECONFLICT,
+					Message: fmt.Sprintf("the item's stock changed while this edit was made (%s when read, %s now); read the item again and send the quantity you mean, or use its adjustments", *first, read),
+					Fields:  map[string]string{"quantity": fmt.Sprintf("stock moved to %s while this edit was made; nothing was changed", read)}}
 			}
 			return nil
 		},

@@ -108,13 +108,14 @@ func (s *Store) ListMovements(ctx context.Context, account, code string, limit i
 	return p, nil
 }
 
-// OpenLedgers gives every item written before the ledger, and holding
-// stock, its opening movement: an `initial` of the quantity it has, at its
-// current version, so that its movements add up to its quantity. It returns
-// how many it opened. Each is written on the condition that the item is
-// unchanged since read and has no movement yet, so it is safe beside the
-// API and may be run again; it belongs to the upgrade that brings the ledger,
-// run before the API moves stock again (docs/decisions.md, the upgrade).
+// OpenLedgers gives every item written before the ledger its opening
+// movement: an `initial` of the stock it had before its first movement (its
+// quantity less what its movements add up to, when they do not add up to
+// it), numbered below them, so that its movements add up to its quantity. It
+// returns how many it opened. Each is written on the condition that the item
+// is unchanged since its ledger was read, so it is safe beside the API (an
+// item moved after the upgrade and before this runs is opened with what it
+// had before that move) and may be run again.
 func (s *Store) OpenLedgers(ctx context.Context) (int, error) {
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
 		TableName:                 aws.String(s.table),
@@ -142,8 +143,8 @@ func (s *Store) OpenLedgers(ctx context.Context) (int, error) {
 	return opened, nil
 }
 
-// openLedger writes one item's opening movement; false when the item has a
-// movement already, or no stock.
+// openLedger writes one item's opening movement; false when its movements
+// add up to its quantity already.
 func (s *Store) openLedger(ctx context.Context, k attrs) (bool, error) {
 	done := false
 	err := retrying(ctx, func() error {
@@ -152,22 +153,34 @@ func (s *Store) openLedger(ctx context.Context, k attrs) (bool, error) {
 		if err != nil || it == nil {
 			return err
 		}
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		x := invItemFrom(it)
+		sum, first := money.Delta{}, x.Version+1
+		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.table),
 			KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :move)"),
 			ExpressionAttributeValues: attrs{":pk": k["PK"], ":move": str(movePrefix)},
 			ConsistentRead:            aws.Bool(true),
-			Limit:                     aws.Int32(1),
 		})
-		if err != nil {
-			return fmt.Errorf("query movements: %w", err)
+		for pages.HasMorePages() {
+			out, err := pages.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("query movements: %w", err)
+			}
+			for _, mv := range out.Items {
+				m := movementFrom(mv)
+				sum, first = sum.Add(m.Change), min(first, m.ID)
+			}
 		}
-		x := invItemFrom(it)
-		if len(out.Items) > 0 || x.Quantity.IsZero() {
+		opening := x.Quantity.Delta().Sub(sum)
+		if opening.IsZero() {
 			return nil
 		}
-		m := business.Movement{ID: x.Version, ItemCode: x.ItemCode, Kind: business.MoveInitial, Change: x.Quantity.Delta(),
-			After: x.Quantity, Reason: "opening balance", CreatedAt: s.stamp()}
+		before, ok := money.Quantity{}.Less(opening.Neg())
+		if !ok || first <= 1 {
+			return fmt.Errorf("item %s: its movements add up to %s, beyond its stock of %s; its ledger cannot be opened", x.ItemCode, sum, x.Quantity)
+		}
+		m := business.Movement{ID: first - 1, ItemCode: x.ItemCode, Kind: business.MoveInitial, Change: opening,
+			After: before, Reason: "opening balance", CreatedAt: s.stamp()}
 		err = s.transact(ctx, []txItem{
 			{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 				TableName: aws.String(s.table), Key: k, ConditionExpression: aws.String("version = :v"),

@@ -114,7 +114,7 @@ func (s *Store) RefundSale(ctx context.Context, account, code string, in NewRefu
 			line := &next.Lines[l.LineID-1]
 			left, _ := line.Quantity.Sub(line.Returned)
 			if l.Quantity.Cmp(left) > 0 {
-				fe.Add(fmt.Sprintf("lines[%d].quantity", i), fmt.Sprintf("must be at most %s: line %d sold %s and %s of it is returned already", left, l.LineID, line.Quantity, line.Returned))
+				fe.Add(fmt.Sprintf("lines[%d].quantity", i), fmt.Sprintf("must be at most %s: line %d sold %s, and %s of it is returned already or by this refund's earlier lines", left, l.LineID, line.Quantity, line.Returned))
 				continue
 			}
 			line.Returned = line.Returned.Add(l.Quantity)
@@ -200,7 +200,10 @@ func (s *Store) giveBack(ctx context.Context, account string, moves map[string]m
 	}
 	codes, keys, err := stockKeys(account, moves)
 	if err != nil {
-		return nil, err
+		// Only a sale written before the bound (one of up to 90 items)
+		// names more than one transaction can give back.
+		return nil, business.Errorf(business.ECONFLICT, "this would give back %d distinct inventory items, more than the %d one change can move: return the goods in refunds of at most %d items each, or adjust the stock of the items",
+			len(moves), MaxStockedItemsPerSale, MaxStockedItemsPerSale)
 	}
 	found, err := s.batchGet(ctx, keys)
 	if err != nil {
@@ -243,6 +246,14 @@ func (s *Store) once(ctx context.Context, account string, idem *Idempotency, att
 		actions, resp, err := attempt(now)
 		if <-read; recErr != nil {
 			return recErr
+		}
+		if idem != nil && !liveIdem(rec, now) && isConditionOutcome(err) {
+			// The first request with this key may have committed between the
+			// two reads: the record as it is now decides.
+			rec, recErr = s.getItem(ctx, idemKey(account, idem), true)
+			if recErr != nil {
+				return recErr
+			}
 		}
 		if liveIdem(rec, now) {
 			body, err = replayFrom(rec, idem)

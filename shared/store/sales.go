@@ -245,6 +245,14 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 		account: account, kind: "sale", idem: idem,
 		reads: append([]attrs{customerKey(account, sale.CustomerID)}, keys...),
 		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
+			// Generated values are drawn first: the movements name the code.
+			if ns.CodeGenerated {
+				sale.InvoiceCode = business.NewInvoiceCode()
+			}
+			if ns.NumberGenerated {
+				prefix, _, _ := strings.Cut(sale.InvoiceNumber, "-")
+				sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
+			}
 			stock, _, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now, stockCause{kind: business.MoveSale, invoiceCode: sale.InvoiceCode})
 			if err != nil {
 				return nil, nil, err
@@ -254,13 +262,6 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			}
 			sale.CustomerName = customerFrom(reads[0]).Name
 			sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version = id, now, now, 1
-			if ns.CodeGenerated {
-				sale.InvoiceCode = business.NewInvoiceCode()
-			}
-			if ns.NumberGenerated {
-				prefix, _, _ := strings.Cut(sale.InvoiceNumber, "-")
-				sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
-			}
 			sale.DefaultPaymentDate(now)
 			rec := SaleRecord{}
 			if p := business.NewPayment(sale, money.Zero, now); p != nil {
@@ -357,9 +358,8 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 		ScanIndexForward:          aws.Bool(false),
 	})
 	var rec SaleRecord
-	found, pages := false, 0
+	found := false
 	for paginator.HasMorePages() {
-		pages++
 		out, err := paginator.NextPage(ctx)
 		if err != nil {
 			return SaleRecord{}, fmt.Errorf("query sale: %w", err)
@@ -381,12 +381,14 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 	if !found {
 		return SaleRecord{}, business.Errorf(business.ENOTFOUND, "Sale not found")
 	}
-	if pages > 1 {
-		// Pages read after the first may hold payments or refunds added
-		// since the sale item was read: the record keeps those it counts.
+	// A Query is not isolated from a transaction in flight, and pages read
+	// after the first may hold payments or refunds added since the sale item
+	// was read: the record keeps those the sale counts. (A sale written
+	// before payments were counted has none counted, and keeps them all.)
+	if rec.Sale.Payments > 0 {
 		rec.Payments = slices.DeleteFunc(rec.Payments, func(p business.Payment) bool { return p.Seq > rec.Sale.Payments })
-		rec.Refunds = slices.DeleteFunc(rec.Refunds, func(r business.Refund) bool { return r.Seq > rec.Sale.Refunds })
 	}
+	rec.Refunds = slices.DeleteFunc(rec.Refunds, func(r business.Refund) bool { return r.Seq > rec.Sale.Refunds })
 	slices.Reverse(rec.Payments) // oldest first
 	slices.Reverse(rec.Refunds)
 	return rec, nil
@@ -425,6 +427,9 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		now := s.stamp()
 		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
 		next.DefaultPaymentDate(now)
+		if _, _, err := stockKeys(account, business.StockMoves(nil, next.Lines)); err != nil {
+			return err // the sale as edited must stay within what one transaction can move (a void)
+		}
 		rec = SaleRecord{Payments: cur.Payments, Refunds: cur.Refunds}
 		var actions []txItem
 		if moves := business.StockMoves(cur.Sale.Lines, next.Lines); len(moves) > 0 {
