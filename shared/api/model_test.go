@@ -7,6 +7,15 @@ package api_test
 // minimal sequence; each one found is kept as a plain test in
 // model_regress_test.go.
 //
+// Corrections (issue 21) are in the model too: refunds with and without
+// lines, voids, stock adjustments, edits of an item's quantity and of a
+// sale's lines, the ledger of every item, and concurrent corrections, whose
+// answers must be those of some serial order of them. The audit checks,
+// for every sale, that payments add up to amount_paid and refunds to
+// amount_refunded (never above it), that no line returns more than it sold,
+// and that a void sale reads as its void answered; for every item, that its
+// stock is never negative and is the sum of its movements.
+//
 // `make test` runs a bounded number of sequences; `make check-model` runs
 // thousands (MODEL_SEQUENCES).
 
@@ -15,6 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,11 +47,18 @@ import (
 // or MODEL_SEQUENCES says otherwise.
 const modelSequences = 12
 
-func setModelChecks(t *testing.T, def int) {
-	t.Helper()
+// checksPassed records, before the first model test sets it, whether
+// -rapid.checks was given: once set by flag.Set, flag.Visit would report it
+// as given, and the Lambda run would take the HTTP run's count.
+var checksPassed = sync.OnceValue(func() bool {
 	passed := false
 	flag.Visit(func(f *flag.Flag) { passed = passed || f.Name == "rapid.checks" })
-	if passed {
+	return passed
+})
+
+func setModelChecks(t *testing.T, def int) {
+	t.Helper()
+	if checksPassed() {
 		return
 	}
 	n := def
@@ -160,18 +177,35 @@ type mItem struct {
 	qty          decimal.Decimal
 	price        string
 	created      string
+	moves        []mMove // its ledger, oldest first
+}
+
+// mMove is one movement of an item's ledger: change is signed (positive adds
+// to stock); invoice, reason and note are "" for null.
+type mMove struct {
+	kind, invoice, reason, note string
+	change                      decimal.Decimal
+}
+
+func (mv mMove) String() string {
+	return fmt.Sprintf("{%s %s invoice %q reason %q note %q}", mv.kind, mv.change, mv.invoice, mv.reason, short(mv.note))
 }
 
 type mSale struct {
 	code, number, invoiceType, status, dueDate, created string
 	customer, id                                        int64
-	sub, total, paid                                    money.Amount
-	payments                                            int
+	sub, total, paid, refunded                          money.Amount
+	payments, refunds                                   int
+	lines                                               []mLine // every line: its sales_item_id is its position from 1
+	sent                                                []any   // the lines as sent, for edits of them
+	void                                                bool
+	voidData                                            string // the void's answer (data): the sale never changes again
 }
 
 type mLine struct {
-	itemCode string
+	itemCode string // "" for a line of no inventory item
 	qty      money.Quantity
+	returned decimal.Decimal
 }
 
 type mExpense struct {
@@ -183,6 +217,9 @@ type mIdem struct {
 	path string
 	body []byte
 	resp []byte
+	// redo checks the answer to the same request sent to another sale or
+	// item (target) of a correction route; nil for creates.
+	redo func(target string, r reply)
 }
 
 // modelAccounts numbers the accounts the sequences make: business codes are
@@ -200,24 +237,32 @@ func runModel(rt *rapid.T, e *env, c caller) {
 	m := &model{t: rt, c: c}
 	m.accts = []*mAccount{newAccountModel(rt, e, 1), newAccountModel(rt, e, 2)}
 	rt.Repeat(map[string]func(*rapid.T){
-		"addCustomer":        m.addCustomer,
-		"editCustomer":       m.editCustomer,
-		"concurrentEdits":    m.concurrentEdits,
-		"addCategory":        m.addCategory,
-		"addItem":            m.addItem,
-		"editItem":           m.editItem,
-		"addSale":            m.addSale,
-		"editSale":           m.editSale,
-		"addExpense":         m.addExpense,
-		"replay":             m.replay,
-		"concurrentReplay":   m.concurrentReplay,
-		"list":               m.list,
-		"cursorElsewhere":    m.cursorElsewhere,
-		"otherAccountsKey":   m.otherAccountsKey,
-		"badQuery":           m.badQuery,
-		"longPathAndFilters": m.longPathAndFilters,
-		"audit":              m.audit,
-		"":                   func(*rapid.T) {},
+		"addCustomer":           m.addCustomer,
+		"editCustomer":          m.editCustomer,
+		"concurrentEdits":       m.concurrentEdits,
+		"addCategory":           m.addCategory,
+		"addItem":               m.addItem,
+		"editItem":              m.editItem,
+		"addSale":               m.addSale,
+		"editSale":              m.editSale,
+		"addExpense":            m.addExpense,
+		"replay":                m.replay,
+		"concurrentReplay":      m.concurrentReplay,
+		"list":                  m.list,
+		"cursorElsewhere":       m.cursorElsewhere,
+		"otherAccountsKey":      m.otherAccountsKey,
+		"badQuery":              m.badQuery,
+		"longPathAndFilters":    m.longPathAndFilters,
+		"stockedSale":           m.stockedSale,
+		"refund":                m.refund,
+		"void":                  m.void,
+		"adjust":                m.adjust,
+		"movements":             m.movements,
+		"keyElsewhere":          m.keyElsewhere,
+		"concurrentRefunds":     m.concurrentRefunds,
+		"concurrentCorrections": m.concurrentCorrections,
+		"audit":                 m.audit,
+		"":                      func(*rapid.T) {},
 	})
 	// Every sequence ends with a full audit.
 	m.audit(rt)
@@ -275,15 +320,34 @@ func (m *model) newID(a *mAccount, kind string, id int64) {
 }
 
 // create posts body to path, with an Idempotency-Key when drawn, and
-// remembers the key's first answer.
+// remembers the key's first answer. body is sent as is when it is []byte
+// (nil for no body at all).
 func (m *model) create(t *rapid.T, a *mAccount, path string, body any) reply {
-	headers := map[string]string{}
+	r, _ := m.createKeyed(t, a, path, body)
+	return r
+}
+
+// createKeyed is create, and returns the key it drew ("" for none).
+func (m *model) createKeyed(t *rapid.T, a *mAccount, path string, body any) (reply, string) {
 	key := ""
 	if rapid.Bool().Draw(t, "withKey") {
 		key = fmt.Sprintf("k-%d", rapid.IntRange(0, 1<<30).Draw(t, "key"))
+	}
+	return m.createWithKey(a, path, body, key), key
+}
+
+// createWithKey is create with the Idempotency-Key key ("" for none). It
+// answers code -1 when the key was used on path before (the answer is checked
+// here as a replay).
+func (m *model) createWithKey(a *mAccount, path string, body any, key string) reply {
+	headers := map[string]string{}
+	if key != "" {
 		headers["Idempotency-Key"] = key
 	}
-	raw, _ := json.Marshal(body)
+	raw, ok := body.([]byte)
+	if !ok {
+		raw, _ = json.Marshal(body)
+	}
 	if prev, ok := a.idem[path+" "+key]; key != "" && ok {
 		// A drawn key already used on this route: the model's answer is the
 		// replay (or 409 for another body).
@@ -468,8 +532,12 @@ func (m *model) addItem(t *rapid.T) {
 	if x["quantity"] != money.MustQuantity(qty).String() {
 		m.t.Fatalf("quantity %v, want %s", x["quantity"], qty)
 	}
-	a.items[got] = &mItem{code: got, id: id, category: catID, qty: decimal.RequireFromString(qty), price: price,
+	it := &mItem{code: got, id: id, category: catID, qty: decimal.RequireFromString(qty), price: price,
 		created: x["created_at"].(string)}
+	if !it.qty.IsZero() {
+		it.moves = []mMove{{kind: "initial", change: it.qty}}
+	}
+	a.items[got] = it
 }
 
 func (m *model) editItem(t *rapid.T) {
@@ -490,7 +558,7 @@ func (m *model) editItem(t *rapid.T) {
 	if got["quantity"] != money.MustQuantity(qty).String() {
 		m.t.Fatalf("quantity %v, want %s", got["quantity"], qty)
 	}
-	x.qty = decimal.RequireFromString(qty)
+	a.setQuantity(x, decimal.RequireFromString(qty))
 	if newPrice && x.price != "7.25" {
 		if want, _ := strconv.ParseFloat(x.price, 64); got["previous_price"] != want {
 			m.t.Fatalf("previous_price %v, want %s", got["previous_price"], x.price)
@@ -515,12 +583,14 @@ func (m *model) addSale(t *rapid.T) {
 		price := money.MustAmount(rapid.SampledFrom([]string{"1.00", "2.50", "0.99"}).Draw(t, "unitPrice"))
 		qty := money.MustQuantity(rapid.SampledFrom([]string{"1", "2", "0.5", "3"}).Draw(t, "lineQty"))
 		l := map[string]any{"item_name": "Line", "unit_price": price, "quantity": qty, "tax": "0.10"}
+		ml := mLine{qty: qty}
 		if i < 3 && rapid.Bool().Draw(t, "stocked") {
 			if code, _, ok := pick(t, a.items, "lineItem"); ok {
 				l["item_code"] = code
-				mlines = append(mlines, mLine{itemCode: code, qty: qty})
+				ml.itemCode = code
 			}
 		}
+		mlines = append(mlines, ml)
 		if nLines == 100 {
 			l["description"] = strings.Repeat("€", 1000) // 3 KB a line: the record passes 300 KB
 		}
@@ -564,16 +634,8 @@ func (m *model) addSale(t *rapid.T) {
 		fullNumber, _ = business.NormalizeInvoiceNumber("INV", number)
 	}
 	// Predict the answer in the order the API decides it.
-	need := map[string]decimal.Decimal{}
-	for _, l := range mlines {
-		need[l.itemCode] = need[l.itemCode].Add(dec(l.qty))
-	}
-	short := false
-	for c, q := range need {
-		if a.items[c].qty.LessThan(q) {
-			short = true
-		}
-	}
+	take := lineStock(mlines).neg()
+	short := !a.fits(take)
 	switch {
 	case wrongTotal:
 		m.expect(r, 400, "wrong total")
@@ -610,11 +672,14 @@ func (m *model) addSale(t *rapid.T) {
 	if (paid.IsZero() && len(pays) != 0) || (!paid.IsZero() && len(pays) != 1) {
 		m.t.Fatalf("payments %v for amount_paid %s", pays, paid)
 	}
-	for c, q := range need {
-		a.items[c].qty = a.items[c].qty.Sub(q)
+	a.moveStock(take, mMove{kind: "sale", invoice: got})
+	ms := &mSale{code: got, number: s["invoice_number"].(string), invoiceType: typ, status: status, dueDate: due,
+		created: s["created_at"].(string), customer: custID, sub: sub, total: total, paid: paid, payments: len(pays), id: id,
+		lines: mlines, sent: lines}
+	if msg := checkSale(ms, r); msg != "" {
+		m.t.Fatalf("add sale: %s: %s", msg, r.raw)
 	}
-	a.sales[got] = &mSale{code: got, number: s["invoice_number"].(string), invoiceType: typ, status: status, dueDate: due,
-		created: s["created_at"].(string), customer: custID, sub: sub, total: total, paid: paid, payments: len(pays), id: id}
+	a.sales[got] = ms
 	a.numbers[s["invoice_number"].(string)] = true
 }
 
@@ -628,9 +693,12 @@ func (m *model) editSale(t *rapid.T) {
 	}
 	body := map[string]any{"invoice_code": code, "invoice_number": s.number, "customer_id": s.customer,
 		"sub_total_amount": s.sub, "total_amount": s.total, "amount_paid": s.paid}
-	op := rapid.SampledFrom([]string{"pay", "note", "customer", "number", "decrease"}).Draw(t, "op")
+	op := rapid.SampledFrom([]string{"pay", "note", "customer", "number", "decrease", "lines"}).Draw(t, "op")
 	want := 200
 	var newPaid money.Amount
+	var newLines []mLine
+	var sent []any
+	var sub, total money.Amount
 	switch op {
 	case "pay":
 		newPaid = s.total
@@ -668,11 +736,59 @@ func (m *model) editSale(t *rapid.T) {
 		}
 		body["amount_paid"] = money.Zero
 		want = 400
+	case "lines":
+		// One line changed (its quantity, or its inventory item), or all
+		// sent again as they are: the stock moves by the difference.
+		if len(s.sent) == 0 {
+			return
+		}
+		sent = make([]any, len(s.sent))
+		for i, l := range s.sent {
+			sent[i] = maps.Clone(l.(map[string]any))
+		}
+		newLines = slices.Clone(s.lines)
+		i := rapid.IntRange(0, len(sent)-1).Draw(t, "line")
+		l := sent[i].(map[string]any)
+		switch rapid.SampledFrom([]string{"quantity", "unstock", "stock", "same"}).Draw(t, "change") {
+		case "quantity":
+			q := money.MustQuantity(rapid.SampledFrom([]string{"1", "2", "0.5", "3", "7"}).Draw(t, "newQty"))
+			l["quantity"], newLines[i].qty = q, q
+		case "unstock":
+			delete(l, "item_code")
+			newLines[i].itemCode = ""
+		case "stock":
+			c, _, ok := pick(t, a.items, "newItem")
+			if !ok {
+				return
+			}
+			l["item_code"], newLines[i].itemCode = c, c
+		}
+		sub, total = money.Zero, money.Zero
+		for _, x := range sent {
+			l := x.(map[string]any)
+			sub = sub.Add(money.LineTotal(l["unit_price"].(money.Amount), l["quantity"].(money.Quantity)))
+			total = total.Add(money.MustAmount(l["tax"].(string)))
+		}
+		total = total.Add(sub)
+		body["items"], body["sub_total_amount"], body["total_amount"] = sent, sub, total
+		same := slices.EqualFunc(s.lines, newLines, func(x, y mLine) bool { return x.itemCode == y.itemCode && x.qty.Cmp(y.qty) == 0 })
+		switch {
+		case !same && s.hasReturns(), !same && s.status == business.StatusPaid, s.paid.Cmp(total) > 0:
+			want = 400
+		case !a.fits(lineStock(s.lines).sub(lineStock(newLines))):
+			want = 400 // short of stock, or given back past the largest quantity
+		}
+	}
+	if s.void {
+		want = http.StatusConflict // a void sale never changes again
 	}
 	r := m.send("PUT", "/api/v1/sales/edit/"+code, a.key, body, nil)
 	m.expect(r, want, "edit sale "+op)
+	if want == http.StatusConflict && s.void && r.errText() != "Sale is void" {
+		m.t.Fatalf("edit of a void sale: %s", r.raw)
+	}
 	if want != 200 {
-		if want == 400 && !strings.Contains(r.errText(), "finalized") && op != "decrease" {
+		if want == 400 && !strings.Contains(r.errText(), "finalized") && op != "decrease" && op != "lines" {
 			m.t.Fatalf("a paid sale's %s: %s", op, r.raw)
 		}
 		return
@@ -691,9 +807,13 @@ func (m *model) editSale(t *rapid.T) {
 		delete(a.numbers, s.number)
 		s.number = got["invoice_number"].(string)
 		a.numbers[s.number] = true
+	case "lines":
+		a.moveStock(lineStock(s.lines).sub(lineStock(newLines)), mMove{kind: "sale_edit", invoice: code})
+		s.lines, s.sent, s.sub, s.total = newLines, sent, sub, total
+		s.status = business.DeriveStatus(s.paid, s.total)
 	}
-	if got["payment_status"] != s.status || len(r.list("sales-payment")) != s.payments {
-		m.t.Fatalf("edit %s: %s; want status %s and %d payments", op, r.raw, s.status, s.payments)
+	if msg := checkSale(s, r); msg != "" {
+		m.t.Fatalf("edit %s: %s: %s", op, msg, r.raw)
 	}
 }
 
@@ -732,16 +852,27 @@ func (m *model) replay(t *rapid.T) {
 	body := prev.body
 	if rapid.IntRange(0, 3).Draw(t, "otherBody") == 0 {
 		// Another valid body: one harmless field differs.
-		var fields map[string]any
+		fields := map[string]any{}
 		_ = json.Unmarshal(body, &fields)
-		fields[map[string]string{
-			"/api/v1/sales/add": "issued_by", "/api/v1/customers/add": "address", "/api/v1/inventory/categories/add": "description",
-			"/api/v1/inventory/items/add": "description", "/api/v1/expenses/add": "expense_description",
-		}[prev.path]] = "changed"
+		fields[harmlessField(prev.path)] = "changed"
 		body, _ = json.Marshal(fields)
 	}
 	r := m.send("POST", prev.path, a.key, body, map[string]string{"Idempotency-Key": key})
 	m.checkReplay(prev, body, r)
+}
+
+// harmlessField is a field of path's body that any text may fill.
+func harmlessField(path string) string {
+	switch {
+	case strings.HasSuffix(path, "/refunds"), strings.HasSuffix(path, "/void"):
+		return "reason"
+	case strings.HasSuffix(path, "/adjustments"):
+		return "note"
+	}
+	return map[string]string{
+		"/api/v1/sales/add": "issued_by", "/api/v1/customers/add": "address", "/api/v1/inventory/categories/add": "description",
+		"/api/v1/inventory/items/add": "description", "/api/v1/expenses/add": "expense_description",
+	}[path]
 }
 
 // concurrentReplay sends one create three times at once with one new key:
@@ -898,7 +1029,7 @@ func (m *model) drawList(t *rapid.T, a *mAccount) listSpec {
 		cust = id
 	}
 	if rapid.Bool().Draw(t, "filterStatus") {
-		status = rapid.SampledFrom([]string{"draft", "partial", "paid"}).Draw(t, "status")
+		status = rapid.SampledFrom([]string{"draft", "partial", "paid", "void"}).Draw(t, "status")
 	}
 	if rapid.Bool().Draw(t, "filterType") {
 		typ = rapid.SampledFrom([]string{"invoice", "pos", "storefront", "main", "order"}).Draw(t, "type")
@@ -1026,6 +1157,13 @@ func (m *model) otherAccountsKey(t *rapid.T) {
 	}
 	if code, _, ok := pick(t, a.items, "item"); ok && b.items[code] == nil {
 		m.expect(m.send("PUT", "/api/v1/inventory/items/"+code, b.key, map[string]any{"item_price": 1}, nil), 404, "another account's item")
+		m.expect(m.send("GET", "/api/v1/inventory/items/"+code+"/movements", b.key, nil, nil), 404, "another account's ledger")
+		m.expect(m.send("POST", "/api/v1/inventory/items/"+code+"/adjustments", b.key, map[string]any{"quantity": "1", "reason": "count"}, nil),
+			404, "another account's adjustment")
+	}
+	if code, _, ok := pick(t, a.sales, "saleToCorrect"); ok && b.sales[code] == nil {
+		m.expect(m.send("POST", "/api/v1/sales/"+code+"/refunds", b.key, map[string]any{"amount": "0.01"}, nil), 404, "another account's refund")
+		m.expect(m.send("POST", "/api/v1/sales/"+code+"/void", b.key, nil, nil), 404, "another account's void")
 	}
 	if id, _, ok := pick(t, a.expenses, "expense"); ok && b.expenses[id] == nil {
 		m.expect(m.send("GET", fmt.Sprintf("/api/v1/expenses/%d", id), b.key, nil, nil), 404, "another account's expense")
@@ -1062,7 +1200,7 @@ func (m *model) badQuery(t *rapid.T) {
 func (m *model) longPathAndFilters(t *rapid.T) {
 	a := m.acct(t)
 	long := strings.Repeat(rapid.SampledFrom([]string{"a", "é", "%F0%9D%84%9E"}).Draw(t, "char"), rapid.SampledFrom([]int{65, 700, 3000}).Draw(t, "n"))
-	for _, p := range []string{"/api/v1/inventory/items/" + long, "/api/v1/sales/" + long} {
+	for _, p := range []string{"/api/v1/inventory/items/" + long, "/api/v1/sales/" + long, "/api/v1/inventory/items/" + long + "/movements"} {
 		m.expect(m.send("GET", p, a.key, nil, nil), 404, "long path")
 	}
 	for _, p := range []string{"/api/v1/expenses?expense_type=" + long, "/api/v1/inventory/categories?category_name=" + long} {
@@ -1074,9 +1212,13 @@ func (m *model) longPathAndFilters(t *rapid.T) {
 }
 
 // audit reads every record back and checks it against the model and the
-// invariants: payments sum to amount_paid, stock is what the model says
-// (its start less what lines hold, as set by edits).
+// invariants: payments sum to amount_paid; refunds sum to amount_refunded,
+// at most amount_paid; a line's returns (as its refunds list them) are its
+// quantity_returned, at most its quantity; a void sale reads as its void
+// answered; stock is what the model says, never negative, and the sum of
+// the item's ledger.
 func (m *model) audit(t *rapid.T) {
+	page := rapid.SampledFrom([]int{2, 200}).Draw(t, "ledgerPage")
 	for _, a := range m.accts {
 		for code, s := range a.sales {
 			r := m.send("GET", "/api/v1/sales/"+code, a.key, nil, nil)
@@ -1092,12 +1234,41 @@ func (m *model) audit(t *rapid.T) {
 			if got["payment_status"] != s.status || got["invoice_number"] != s.number || got["customer_id"] != fmt.Sprint(s.customer) {
 				m.t.Fatalf("sale %s: %s, model %+v", code, r.raw, s)
 			}
+			refunded, returned := money.Zero, map[int]decimal.Decimal{}
+			for _, x := range r.list("sales-refund") {
+				f := x.(map[string]any)
+				refunded = refunded.Add(money.MustAmount(f["amount"].(string)))
+				for _, l := range f["lines"].([]any) {
+					l := l.(map[string]any)
+					id := int(l["sales_item_id"].(float64))
+					returned[id] = returned[id].Add(decimal.RequireFromString(l["quantity"].(string)))
+				}
+			}
+			if refunded.String() != got["amount_refunded"] || refunded.Cmp(sum) > 0 {
+				m.t.Fatalf("sale %s: refunds sum %s, amount_refunded %v, amount_paid %s: %s", code, refunded, got["amount_refunded"], sum, r.raw)
+			}
+			for i, x := range r.list("sales-item") {
+				l := x.(map[string]any)
+				if !decEq(l["quantity_returned"], returned[i+1]) || returned[i+1].GreaterThan(decimal.RequireFromString(l["quantity"].(string))) {
+					m.t.Fatalf("sale %s line %d: refunds return %s: %s", code, i+1, returned[i+1], r.raw)
+				}
+			}
+			if msg := checkSale(s, r); msg != "" {
+				m.t.Fatalf("sale %s: %s: %s", code, msg, r.raw)
+			}
+			if s.void && canonical(r.data()) != s.voidData {
+				m.t.Fatalf("void sale %s changed:\n%s\nvoid answered\n%s", code, canonical(r.data()), s.voidData)
+			}
 		}
 		for code, x := range a.items {
 			r := m.send("GET", "/api/v1/inventory/items/"+code, a.key, nil, nil)
 			m.expect(r, 200, "get item "+code)
-			if q, _ := r.obj("items")["quantity"].(string); !decimal.RequireFromString(q).Equal(x.qty) {
+			q, _ := r.obj("items")["quantity"].(string)
+			if got := decimal.RequireFromString(q); !got.Equal(x.qty) || got.IsNegative() {
 				m.t.Fatalf("item %s: stock %v, model %s", code, q, x.qty)
+			}
+			if msg := ledgerDiff(x, m.ledger(a, code, page)); msg != "" {
+				m.t.Fatalf("item %s: %s", code, msg)
 			}
 		}
 		for id, c := range a.customers {
@@ -1115,4 +1286,1120 @@ func (m *model) audit(t *rapid.T) {
 			}
 		}
 	}
+}
+
+// Corrections: refunds, voids, stock adjustments, and the ledger that
+// explains every quantity. Each request's answer is predicted by the
+// functions below, which the serial operations and the concurrent ones
+// (applied in some serial order) share.
+
+// maxQty is the most stock an item may hold.
+var maxQty = decimal.RequireFromString("999999999.999")
+
+// stock is a change of stock per item code: positive adds to it.
+type stock map[string]decimal.Decimal
+
+// lineStock is the stock lines hold: their quantities per item code.
+func lineStock(lines []mLine) stock {
+	s := stock{}
+	for _, l := range lines {
+		if l.itemCode != "" {
+			s[l.itemCode] = s[l.itemCode].Add(dec(l.qty))
+		}
+	}
+	return s
+}
+
+// sub returns s-o.
+func (s stock) sub(o stock) stock {
+	out := stock{}
+	for c, q := range s {
+		out[c] = out[c].Add(q)
+	}
+	for c, q := range o {
+		out[c] = out[c].Sub(q)
+	}
+	return out
+}
+
+func (s stock) neg() stock { return stock{}.sub(s) }
+
+// fits reports whether every item stays between 0 and maxQty after d.
+func (a *mAccount) fits(d stock) bool {
+	for c, q := range d {
+		if n := a.items[c].qty.Add(q); !q.IsZero() && (n.IsNegative() || n.GreaterThan(maxQty)) {
+			return false
+		}
+	}
+	return true
+}
+
+// moveStock moves stock by d, each item's change with its movement mv.
+func (a *mAccount) moveStock(d stock, mv mMove) {
+	for c, q := range d {
+		if q.IsZero() {
+			continue
+		}
+		x := a.items[c]
+		x.qty = x.qty.Add(q)
+		mv.change = q
+		x.moves = append(x.moves, mv)
+	}
+}
+
+// setQuantity is an item edit's new quantity: an adjustment (reason count)
+// of the difference.
+func (a *mAccount) setQuantity(x *mItem, q decimal.Decimal) {
+	if !q.Equal(x.qty) {
+		x.moves = append(x.moves, mMove{kind: "adjustment", reason: "count", change: q.Sub(x.qty)})
+		x.qty = q
+	}
+}
+
+func (s *mSale) held() money.Amount { return s.paid.Sub(s.refunded) }
+
+func (s *mSale) hasReturns() bool {
+	return slices.ContainsFunc(s.lines, func(l mLine) bool { return !l.returned.IsZero() })
+}
+
+// clone copies what corrections change: sales, items, invoice numbers, ids.
+func (a *mAccount) clone() *mAccount {
+	c := *a
+	c.sales = make(map[string]*mSale, len(a.sales))
+	for k, s := range a.sales {
+		x := *s
+		x.lines = slices.Clone(s.lines)
+		c.sales[k] = &x
+	}
+	c.items = make(map[string]*mItem, len(a.items))
+	for k, it := range a.items {
+		x := *it
+		x.moves = slices.Clone(it.moves)
+		c.items[k] = &x
+	}
+	c.numbers, c.lastID = maps.Clone(a.numbers), maps.Clone(a.lastID)
+	return &c
+}
+
+func decEq(v any, d decimal.Decimal) bool {
+	s, _ := v.(string)
+	got, err := decimal.NewFromString(s)
+	return err == nil && got.Equal(d)
+}
+
+func strOrEmpty(v any) string { s, _ := v.(string); return s }
+
+// checkSale compares a single-sale answer with the model's sale: "" when
+// they agree, else what differs.
+func checkSale(s *mSale, r reply) string {
+	got := r.obj("sales")
+	switch {
+	case got == nil:
+		return "no sale in the answer"
+	case fmt.Sprint(got["invoice_code"]) != s.code:
+		return fmt.Sprintf("the answer is sale %v's, not %s's", got["invoice_code"], s.code)
+	case got["amount_paid"] != s.paid.String() || got["amount_refunded"] != s.refunded.String() ||
+		got["total_amount"] != s.total.String() || got["payment_status"] != s.status:
+		return fmt.Sprintf("model: paid %s, refunded %s, total %s, status %s", s.paid, s.refunded, s.total, s.status)
+	case len(r.list("sales-payment")) != s.payments || len(r.list("sales-refund")) != s.refunds:
+		return fmt.Sprintf("model: %d payments, %d refunds", s.payments, s.refunds)
+	case len(r.list("sales-item")) != len(s.lines):
+		return fmt.Sprintf("model: %d lines", len(s.lines))
+	case s.void != (got["voided_at"] != nil):
+		return fmt.Sprintf("model: void %v", s.void)
+	}
+	for i, x := range r.list("sales-item") {
+		l, ml := x.(map[string]any), s.lines[i]
+		if strOrEmpty(l["item_code"]) != ml.itemCode || l["quantity"] != ml.qty.String() || !decEq(l["quantity_returned"], ml.returned) {
+			return fmt.Sprintf("line %d: model: item %q, quantity %s, returned %s", i+1, ml.itemCode, ml.qty, ml.returned)
+		}
+	}
+	return ""
+}
+
+// canonical is v as JSON with sorted keys: equal values, equal text.
+func canonical(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// refundReq is a refund as the model sent it.
+type refundReq struct {
+	amount         money.Amount
+	lines          []refundLineReq
+	method, reason string
+	bad            bool // refused for its form, whatever the sale
+}
+
+type refundLineReq struct {
+	id  int
+	qty decimal.Decimal
+}
+
+// drawRefund draws a refund of s (nil for a sale that does not exist):
+// amounts around what it holds, lines within and beyond what it sold, and
+// now and then a field of bad form.
+func drawRefund(t *rapid.T, s *mSale) (map[string]any, refundReq) {
+	held, nLines := money.Zero, 0
+	if s != nil {
+		held, nLines = s.held(), len(s.lines)
+	}
+	spoil := ""
+	if rapid.IntRange(0, 4).Draw(t, "badForm") == 0 {
+		spoil = rapid.SampledFrom([]string{"amount", "line", "method", "reason"}).Draw(t, "spoil")
+	}
+	var req refundReq
+	amount := rapid.SampledFrom([]string{"held", "half", "cent", "held", "half", "over"}).Draw(t, "amount")
+	if spoil == "amount" {
+		amount = "zero"
+	}
+	switch amount {
+	case "held":
+		req.amount = held
+	case "half":
+		req.amount = money.MustAmount(decimal.RequireFromString(held.String()).Div(decimal.NewFromInt(2)).StringFixed(2))
+	case "cent":
+		req.amount = money.MustAmount("0.01")
+	case "over":
+		req.amount = held.Add(money.MustAmount("0.01"))
+	case "zero":
+		req.amount = money.Zero
+	}
+	req.bad = req.amount.IsZero()
+	body := map[string]any{"amount": req.amount}
+	lines := []any{}
+	n := rapid.IntRange(0, 2).Draw(t, "refundLines")
+	if spoil == "line" {
+		n = max(n, 1)
+	}
+	for i := 0; i < n; i++ {
+		id := rapid.IntRange(1, max(1, nLines)).Draw(t, "salesItemID")
+		var stocked []int // lines of inventory items: their returns restock
+		for j := 0; s != nil && j < nLines; j++ {
+			if s.lines[j].itemCode != "" {
+				stocked = append(stocked, j+1)
+			}
+		}
+		if len(stocked) > 0 && rapid.Bool().Draw(t, "stockedLine") {
+			id = rapid.SampledFrom(stocked).Draw(t, "stockedID")
+		}
+		if rapid.IntRange(0, 7).Draw(t, "noSuchLine") == 0 {
+			id = nLines + 1
+		}
+		if spoil == "line" && i == 0 {
+			id = rapid.SampledFrom([]int{0, business.MaxSaleLines + 1, id}).Draw(t, "badID")
+		}
+		left := decimal.NewFromInt(1)
+		if id >= 1 && id <= nLines {
+			left = dec(s.lines[id-1].qty).Sub(s.lines[id-1].returned)
+		}
+		q := map[string]decimal.Decimal{"left": left, "one": decimal.NewFromInt(1), "half": decimal.RequireFromString("0.5"),
+			"over": left.Add(decimal.NewFromInt(1))}[rapid.SampledFrom([]string{"left", "one", "half", "left", "over"}).Draw(t, "returnQty")]
+		if spoil == "line" && i == 0 && id >= 1 && id <= business.MaxSaleLines {
+			q = decimal.Zero
+		}
+		req.bad = req.bad || q.IsZero() || id < 1 || id > business.MaxSaleLines
+		req.lines = append(req.lines, refundLineReq{id: id, qty: q})
+		lines = append(lines, map[string]any{"sales_item_id": id, "quantity": q.String()})
+	}
+	if len(lines) > 0 || rapid.Bool().Draw(t, "emptyLines") {
+		body["lines"] = lines
+	}
+	if req.method = rapid.SampledFrom([]string{"", "Mobile Money", "Card Payment"}).Draw(t, "refundMethod"); spoil == "method" {
+		req.method = "Bitcoin"
+	}
+	if req.method != "" {
+		body["refund_method"] = req.method
+		req.bad = req.bad || req.method == "Bitcoin"
+	}
+	if req.reason = rapid.SampledFrom([]string{"", "Damaged", strings.Repeat("é", 500)}).Draw(t, "reason"); spoil == "reason" {
+		req.reason = strings.Repeat("𝄞", 501)
+	}
+	if req.reason != "" {
+		body["reason"] = req.reason
+		req.bad = req.bad || strings.Count(req.reason, "𝄞") > 500
+	}
+	return body, req
+}
+
+// predictRefund is the status a refund of the sale code answers, and what
+// it changes when it answers 200.
+func (a *mAccount) predictRefund(code string, req refundReq) (int, func()) {
+	s := a.sales[code]
+	switch {
+	case req.bad:
+		return 400, nil
+	case s == nil:
+		return 404, nil
+	case s.void:
+		return http.StatusConflict, nil
+	case s.paid.IsZero():
+		return 400, nil
+	}
+	bad := req.amount.Cmp(s.held()) > 0
+	returned := make([]decimal.Decimal, len(s.lines))
+	for i, l := range s.lines {
+		returned[i] = l.returned
+	}
+	give := stock{}
+	for _, l := range req.lines {
+		if l.id > len(s.lines) {
+			bad = true
+			continue
+		}
+		line := s.lines[l.id-1]
+		if l.qty.GreaterThan(dec(line.qty).Sub(returned[l.id-1])) {
+			bad = true
+			continue
+		}
+		returned[l.id-1] = returned[l.id-1].Add(l.qty)
+		if line.itemCode != "" {
+			give[line.itemCode] = give[line.itemCode].Add(l.qty)
+		}
+	}
+	if bad || !a.fits(give) {
+		return 400, nil
+	}
+	return 200, func() {
+		s.refunded = s.refunded.Add(req.amount)
+		s.refunds++
+		for i := range s.lines {
+			s.lines[i].returned = returned[i]
+		}
+		a.moveStock(give, mMove{kind: "return", invoice: code, reason: req.reason})
+	}
+}
+
+// checkRefundAnswer compares a refund's 200 answer with the model's sale
+// after it.
+func checkRefundAnswer(s *mSale, req refundReq, r reply) string {
+	if msg := checkSale(s, r); msg != "" {
+		return msg
+	}
+	refunds := r.list("sales-refund")
+	last, _ := refunds[len(refunds)-1].(map[string]any)
+	method := req.method
+	if method == "" {
+		method = "Cash" // the sale's payment_type
+	}
+	lines, _ := last["lines"].([]any)
+	if last["amount"] != req.amount.String() || last["refund_method"] != method || strOrEmpty(last["reason"]) != req.reason ||
+		len(lines) != len(req.lines) || !strings.HasPrefix(strOrEmpty(last["refund_id"]), "ref_") {
+		return fmt.Sprintf("the new refund is not the one asked for (%+v)", req)
+	}
+	for i, x := range lines {
+		l, _ := x.(map[string]any)
+		want := req.lines[i]
+		if l["sales_item_id"] != float64(want.id) || !decEq(l["quantity"], want.qty) || strOrEmpty(l["item_code"]) != s.lines[want.id-1].itemCode {
+			return fmt.Sprintf("refund line %d: %v, asked for %+v", i, l, want)
+		}
+	}
+	return ""
+}
+
+// checkRefund checks a refund's answer against the model's prediction and
+// applies it.
+func (m *model) checkRefund(a *mAccount, code string, req refundReq, r reply) {
+	want, commit := a.predictRefund(code, req)
+	m.expect(r, want, fmt.Sprintf("refund %+v of sale %s", req, code))
+	switch {
+	case want == http.StatusConflict && r.errText() != "Sale is void":
+		m.t.Fatalf("refund of a void sale: %s", r.raw)
+	case want == 400 && r.body["fields"] == nil:
+		m.t.Fatalf("refused refund names no field: %s", r.raw)
+	case want != 200:
+		return
+	}
+	commit()
+	if msg := checkRefundAnswer(a.sales[code], req, r); msg != "" {
+		m.t.Fatalf("refund of sale %s: %s: %s", code, msg, r.raw)
+	}
+}
+
+// pickSale picks a sale, three times in four one that ok accepts when
+// there is one.
+func pickSale(t *rapid.T, a *mAccount, ok func(*mSale) bool) (string, *mSale, bool) {
+	some := map[string]*mSale{}
+	for c, s := range a.sales {
+		if ok(s) {
+			some[c] = s
+		}
+	}
+	if len(some) > 0 && rapid.IntRange(0, 3).Draw(t, "eligible") > 0 {
+		return pick(t, some, "sale")
+	}
+	return pick(t, a.sales, "sale")
+}
+
+func refundable(s *mSale) bool { return !s.void && !s.held().IsZero() }
+
+// missingSale is an invoice code no sale of the model has, unless one drew it.
+const missingSale = "888888"
+
+// refund refunds a sale (or one that does not exist), with or without
+// lines, with an Idempotency-Key when drawn.
+func (m *model) refund(t *rapid.T) {
+	a := m.acct(t)
+	code, s, ok := pickSale(t, a, refundable)
+	if !ok || rapid.IntRange(0, 9).Draw(t, "missingSale") == 0 {
+		code, s = missingSale, a.sales[missingSale]
+	}
+	body, req := drawRefund(t, s)
+	path := "/api/v1/sales/" + code + "/refunds"
+	r, key := m.createKeyed(t, a, path, body)
+	if r.code == -1 {
+		return
+	}
+	m.checkRefund(a, code, req, r)
+	m.keepRedo(a, path, key, func(code string, r reply) { m.checkRefund(a, code, req, r) })
+}
+
+// keepRedo remembers, with the first answer of key on path, how to check
+// the same request sent to another record (see keyElsewhere).
+func (m *model) keepRedo(a *mAccount, path, key string, redo func(target string, r reply)) {
+	if prev := a.idem[path+" "+key]; key != "" && prev != nil && prev.redo == nil {
+		prev.redo = redo
+	}
+}
+
+// predictVoid is the status a void of the sale code answers, and what it
+// changes when it answers 200 (given the answer, which the sale keeps).
+func (a *mAccount) predictVoid(code, reason string, bad bool) (int, func(reply)) {
+	s := a.sales[code]
+	switch {
+	case bad:
+		return 400, nil
+	case s == nil:
+		return 404, nil
+	case s.void, !s.held().IsZero():
+		return http.StatusConflict, nil
+	}
+	give := stock{}
+	for _, l := range s.lines {
+		if left := dec(l.qty).Sub(l.returned); l.itemCode != "" && !left.IsZero() {
+			give[l.itemCode] = give[l.itemCode].Add(left)
+		}
+	}
+	if !a.fits(give) {
+		return 400, nil
+	}
+	return 200, func(r reply) {
+		s.void, s.status, s.voidData = true, business.StatusVoid, canonical(r.data())
+		a.moveStock(give, mMove{kind: "void", invoice: code, reason: reason})
+	}
+}
+
+func checkVoidAnswer(s *mSale, reason string, r reply) string {
+	if msg := checkSale(s, r); msg != "" {
+		return msg
+	}
+	if strOrEmpty(r.obj("sales")["void_reason"]) != reason {
+		return "void_reason is not the reason sent"
+	}
+	return ""
+}
+
+func (m *model) checkVoid(a *mAccount, code, reason string, bad bool, r reply) {
+	want, commit := a.predictVoid(code, reason, bad)
+	m.expect(r, want, "void of sale "+code)
+	if want != 200 {
+		if s := a.sales[code]; want == http.StatusConflict && s.void != (r.errText() == "Sale is void") {
+			m.t.Fatalf("void of a sale (void %v): %s", s.void, r.raw)
+		}
+		return
+	}
+	commit(r)
+	if msg := checkVoidAnswer(a.sales[code], reason, r); msg != "" {
+		m.t.Fatalf("void of sale %s: %s: %s", code, msg, r.raw)
+	}
+}
+
+// void voids a sale (or one that does not exist), with no body, an empty
+// one, a reason or one too long.
+func (m *model) void(t *rapid.T) {
+	a := m.acct(t)
+	code, _, ok := pickSale(t, a, func(s *mSale) bool { return !s.void && s.held().IsZero() })
+	if !ok || rapid.IntRange(0, 9).Draw(t, "missingSale") == 0 {
+		code = missingSale
+	}
+	var body any = []byte(nil)
+	reason, bad := "", false
+	switch rapid.IntRange(0, 3).Draw(t, "voidBody") {
+	case 1:
+		body = map[string]any{}
+	case 2:
+		reason = "Wrong customer"
+		body = map[string]any{"reason": reason}
+	case 3:
+		body, bad = map[string]any{"reason": strings.Repeat("𝄞", 501)}, true
+	}
+	path := "/api/v1/sales/" + code + "/void"
+	r, key := m.createKeyed(t, a, path, body)
+	if r.code == -1 {
+		return
+	}
+	m.checkVoid(a, code, reason, bad, r)
+	m.keepRedo(a, path, key, func(code string, r reply) { m.checkVoid(a, code, reason, bad, r) })
+}
+
+// adjustReq is a stock adjustment as the model sent it.
+type adjustReq struct {
+	change       decimal.Decimal
+	reason, note string
+	bad          bool
+}
+
+// predictAdjust is the status an adjustment of the item code answers, and
+// what it changes when it answers 200.
+func (a *mAccount) predictAdjust(code string, req adjustReq) (int, func()) {
+	switch {
+	case req.bad:
+		return 400, nil
+	case a.items[code] == nil:
+		return 404, nil
+	case !a.fits(stock{code: req.change}):
+		return 400, nil
+	}
+	return 200, func() {
+		a.moveStock(stock{code: req.change}, mMove{kind: "adjustment", reason: req.reason, note: req.note})
+	}
+}
+
+func checkAdjustAnswer(x *mItem, req adjustReq, r reply) string {
+	mv, _ := r.data()["movement"].(map[string]any)
+	switch {
+	case !decEq(r.obj("items")["quantity"], x.qty):
+		return fmt.Sprintf("model: stock %s", x.qty)
+	case mv["kind"] != "adjustment" || !decEq(mv["quantity"], req.change) || !decEq(mv["quantity_after"], x.qty) ||
+		strOrEmpty(mv["reason"]) != req.reason || strOrEmpty(mv["note"]) != req.note || mv["invoice_code"] != nil:
+		return fmt.Sprintf("movement is not the adjustment asked for (%+v)", req)
+	}
+	return ""
+}
+
+func (m *model) checkAdjust(a *mAccount, code string, req adjustReq, r reply) {
+	want, commit := a.predictAdjust(code, req)
+	m.expect(r, want, fmt.Sprintf("adjustment %+v of item %s", req, code))
+	if want == 400 && r.body["fields"] == nil {
+		m.t.Fatalf("refused adjustment names no field: %s", r.raw)
+	}
+	if want != 200 {
+		return
+	}
+	commit()
+	if msg := checkAdjustAnswer(a.items[code], req, r); msg != "" {
+		m.t.Fatalf("adjustment of item %s: %s: %s", code, msg, r.raw)
+	}
+}
+
+// missingItem is an item code (of valid form) no item of the model has.
+const missingItem = "NO-SUCH-ITEM"
+
+// adjust adjusts an item's stock (or one that does not exist) by signed
+// quantities around zero and the largest quantity, with reasons and notes
+// valid and not.
+func (m *model) adjust(t *rapid.T) {
+	a := m.acct(t)
+	code, _, ok := pick(t, a.items, "item")
+	if !ok || rapid.IntRange(0, 9).Draw(t, "missingItem") == 0 {
+		code = missingItem
+	}
+	spoil := ""
+	if rapid.IntRange(0, 4).Draw(t, "badForm") == 0 {
+		spoil = rapid.SampledFrom([]string{"quantity", "reason", "note"}).Draw(t, "spoil")
+	}
+	q := rapid.SampledFrom([]string{"10", "-2", "+1.5", "-0.001", "3", "999999999.999", "-999999999.999"}).Draw(t, "change")
+	if spoil == "quantity" {
+		q = rapid.SampledFrom([]string{"0", "-0", "1.0001", "ten", "1000000000"}).Draw(t, "badChange")
+	}
+	var req adjustReq
+	d, err := money.ParseDelta(q)
+	if req.bad = err != nil || d.IsZero(); !req.bad {
+		req.change = decimal.RequireFromString(d.String())
+	}
+	body := map[string]any{"quantity": q}
+	if req.reason = rapid.SampledFrom(business.AdjustmentReasons).Draw(t, "adjustReason"); spoil == "reason" {
+		req.reason = rapid.SampledFrom([]string{"stolen", ""}).Draw(t, "badReason")
+	}
+	if req.reason != "" {
+		body["reason"] = req.reason
+	}
+	req.bad = req.bad || !business.ValidAdjustmentReason(req.reason)
+	if req.note = rapid.SampledFrom([]string{"", "Shelf 3", strings.Repeat("é", 1000)}).Draw(t, "note"); spoil == "note" {
+		req.note = strings.Repeat("é", 1001)
+	}
+	if req.note != "" {
+		body["note"] = req.note
+		req.bad = req.bad || len([]rune(req.note)) > 1000
+	}
+	path := "/api/v1/inventory/items/" + code + "/adjustments"
+	r, key := m.createKeyed(t, a, path, body)
+	if r.code == -1 {
+		return
+	}
+	m.checkAdjust(a, code, req, r)
+	m.keepRedo(a, path, key, func(code string, r reply) { m.checkAdjust(a, code, req, r) })
+}
+
+// keyElsewhere sends a correction's Idempotency-Key again, with the same
+// body, for another sale or item of the same route. The key was given for
+// another request: the answer is 409, or the request's own answer, never
+// the first request's.
+func (m *model) keyElsewhere(t *rapid.T) {
+	a := m.acct(t)
+	var ks []string
+	for k, prev := range a.idem {
+		if prev.redo != nil {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 0 {
+		return
+	}
+	sort.Strings(ks)
+	k := rapid.SampledFrom(ks).Draw(t, "idem")
+	prev := a.idem[k]
+	_, key, _ := strings.Cut(k, " ")
+	seg := strings.Split(prev.path, "/")
+	var target string
+	if seg[3] == "sales" {
+		target, _, _ = pick(t, a.sales, "otherSale")
+		if target == "" || target == seg[4] {
+			target = missingSale
+		}
+		seg[4] = target
+	} else {
+		target, _, _ = pick(t, a.items, "otherItem")
+		if target == "" || target == seg[5] {
+			target = missingItem
+		}
+		seg[5] = target
+	}
+	path := strings.Join(seg, "/")
+	if path == prev.path || a.idem[path+" "+key] != nil {
+		return
+	}
+	r := m.createWithKey(a, path, prev.body, key)
+	if r.code == http.StatusConflict && strings.Contains(r.errText(), "Idempotency-Key") {
+		return
+	}
+	prev.redo(target, r)
+}
+
+// movements lists an item's ledger (or a missing item's: 404) with a
+// random page size, and checks it against the model's.
+func (m *model) movements(t *rapid.T) {
+	a := m.acct(t)
+	code, x, ok := pick(t, a.items, "item")
+	if !ok || rapid.IntRange(0, 9).Draw(t, "missingItem") == 0 {
+		r := m.send("GET", "/api/v1/inventory/items/"+missingItem+"/movements", a.key, nil, nil)
+		m.expect(r, 404, "movements of a missing item")
+		return
+	}
+	got := m.ledger(a, code, rapid.SampledFrom([]int{1, 2, 3, 50, 200}).Draw(t, "limit"))
+	if msg := ledgerDiff(x, got); msg != "" {
+		m.t.Fatalf("item %s: %s", code, msg)
+	}
+}
+
+// ledger reads all of an item's movements, page by page, oldest first.
+func (m *model) ledger(a *mAccount, code string, limit int) []map[string]any {
+	var got []map[string]any
+	cursor := ""
+	for pages := 0; ; pages++ {
+		q := url.Values{"limit": {strconv.Itoa(limit)}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		r := m.send("GET", "/api/v1/inventory/items/"+code+"/movements?"+q.Encode(), a.key, nil, nil)
+		m.expect(r, 200, "movements of "+code)
+		page := r.list("movements")
+		if len(page) > limit {
+			m.t.Fatalf("page of %d movements with limit %d", len(page), limit)
+		}
+		if want := fmt.Sprintf("Movements found: %d", len(page)); r.body["message"] != want {
+			m.t.Fatalf("movements: message %v, want %q", r.body["message"], want)
+		}
+		for _, x := range page {
+			got = append(got, x.(map[string]any))
+		}
+		next, _ := r.data()["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		if pages > 1000 {
+			m.t.Fatalf("movements do not end")
+		}
+		cursor = next
+	}
+	slices.Reverse(got)
+	return got
+}
+
+// ledgerDiff compares an item's ledger, oldest first, with the model's: ids
+// increase, each quantity_after is the sum of the changes up to it (never
+// negative), the changes add up to the item's quantity, and each movement
+// is the one the model recorded. "" when they agree.
+func ledgerDiff(x *mItem, got []map[string]any) string {
+	sum, last := decimal.Zero, int64(0)
+	for i, mv := range got {
+		id, _ := mv["id"].(float64)
+		change, err := decimal.NewFromString(strOrEmpty(mv["quantity"]))
+		switch {
+		case int64(id) <= last:
+			return fmt.Sprintf("movement ids do not increase: %v", got)
+		case err != nil:
+			return fmt.Sprintf("movement quantity %v", mv["quantity"])
+		}
+		last, sum = int64(id), sum.Add(change)
+		if !decEq(mv["quantity_after"], sum) || sum.IsNegative() {
+			return fmt.Sprintf("movement %d: quantity_after %v, but the changes up to it add up to %s", int64(id), mv["quantity_after"], sum)
+		}
+		if i >= len(x.moves) {
+			continue
+		}
+		if want := x.moves[i]; mv["kind"] != want.kind || !change.Equal(want.change) || strOrEmpty(mv["invoice_code"]) != want.invoice ||
+			strOrEmpty(mv["reason"]) != want.reason || strOrEmpty(mv["note"]) != want.note {
+			return fmt.Sprintf("movement %d is %v, model %+v", i, mv, want)
+		}
+	}
+	switch {
+	case len(got) != len(x.moves):
+		return fmt.Sprintf("%d movements, model %d (%+v): %v", len(got), len(x.moves), x.moves, got)
+	case !sum.Equal(x.qty):
+		return fmt.Sprintf("movements add up to %s, model stock %s", sum, x.qty)
+	}
+	return ""
+}
+
+// cop is one request of a concurrent step.
+type cop struct {
+	method, path string
+	body         any
+	sig          string // method, path and body: identical requests have the same
+	r            reply
+	// apply applies the request to a as if it were sent alone at this
+	// point: changed when the model changed, ok when r is the answer the
+	// model predicts.
+	apply func(a *mAccount, r reply) (changed, ok bool)
+	item  string // the item an edit of quantity sets ("" for other requests)
+}
+
+// short is s cut to a length a failure message can show.
+func short(s string) string {
+	if len(s) > 700 {
+		return s[:700] + "…"
+	}
+	return s
+}
+
+func newCop(method, path string, body any, apply func(*mAccount, reply) (bool, bool)) *cop {
+	raw, ok := body.([]byte)
+	if !ok {
+		raw, _ = json.Marshal(body)
+	}
+	return &cop{method: method, path: path, body: body, sig: method + " " + path + " " + string(raw), apply: apply}
+}
+
+// concurrently sends ops at once, then reads back the sales and items
+// they may change and checks that some serial order of them answers each
+// as it was answered and leaves everything as read; the model takes that
+// order's state.
+func (m *model) concurrently(a *mAccount, ops []*cop, sales, items []string) {
+	var wg sync.WaitGroup
+	for _, op := range ops {
+		wg.Add(1)
+		go func() { defer wg.Done(); op.r = m.send(op.method, op.path, a.key, op.body, nil) }()
+	}
+	wg.Wait()
+	for _, op := range ops {
+		if op.path == "/api/v1/sales/add" && op.r.code == 200 {
+			sales = append(sales, fmt.Sprint(op.r.obj("sales")["invoice_code"]))
+		}
+	}
+	gotSales := map[string]reply{}
+	for _, code := range sales {
+		r := m.send("GET", "/api/v1/sales/"+code, a.key, nil, nil)
+		m.expect(r, 200, "get sale "+code)
+		gotSales[code] = r
+	}
+	gotQty, gotLedger := map[string]any{}, map[string][]map[string]any{}
+	for _, code := range items {
+		r := m.send("GET", "/api/v1/inventory/items/"+code, a.key, nil, nil)
+		m.expect(r, 200, "get item "+code)
+		gotQty[code], gotLedger[code] = r.obj("items")["quantity"], m.ledger(a, code, 200)
+	}
+	final := func(b *mAccount) string {
+		for code, r := range gotSales {
+			s := b.sales[code]
+			if s == nil {
+				return "sale " + code + " is not in the model"
+			}
+			if msg := checkSale(s, r); msg != "" {
+				return "sale " + code + ": " + msg
+			}
+			if s.void && canonical(r.data()) != s.voidData {
+				return "void sale " + code + " is not as its void answered"
+			}
+		}
+		for code, q := range gotQty {
+			if x := b.items[code]; !decEq(q, x.qty) {
+				return fmt.Sprintf("item %s: stock %v, model %s", code, q, x.qty)
+			}
+			if msg := ledgerDiff(b.items[code], gotLedger[code]); msg != "" {
+				return "item " + code + ": " + msg
+			}
+		}
+		return ""
+	}
+	b, why := serialize(a, ops, final)
+	if b == nil {
+		var out strings.Builder
+		for _, op := range ops {
+			fmt.Fprintf(&out, "\n%s\n  -> %d %s", short(op.sig), op.r.code, short(string(op.r.raw)))
+		}
+		m.t.Fatalf("no serial order of these concurrent requests gives their answers and leaves what was read back (%s):%s", why, out.String())
+	}
+	for _, op := range ops {
+		if op.item != "" && op.r.code == http.StatusConflict && len(b.items[op.item].moves) == len(a.items[op.item].moves) {
+			m.t.Fatalf("an edit of item %s's quantity answered 409, but no other request moved its stock: %s", op.item, op.r.raw)
+		}
+	}
+	*a = *b
+}
+
+// serialize searches for a serial order of ops that answers each as it was
+// answered and whose end state passes final. It returns the model as that
+// order leaves it, or nil and why the last order tried failed.
+func serialize(a *mAccount, ops []*cop, final func(*mAccount) string) (*mAccount, string) {
+	why, budget := "no order answers every request as it was answered", 100000
+	var try func(b *mAccount, left []int, lastNoop int) *mAccount
+	try = func(b *mAccount, left []int, lastNoop int) *mAccount {
+		if len(left) == 0 {
+			if msg := final(b); msg != "" {
+				why = msg
+				return nil
+			}
+			return b
+		}
+		tried := map[string]bool{} // identical requests answered alike are one choice
+		for j, i := range left {
+			op := ops[i]
+			if k := op.sig + " " + string(op.r.raw); tried[k] || budget <= 0 {
+				continue
+			} else {
+				tried[k] = true
+			}
+			budget--
+			c := b.clone()
+			changed, ok := op.apply(c, op.r)
+			// Requests that change nothing commute: they are tried in one
+			// order only.
+			if !ok || (!changed && i < lastNoop) {
+				continue
+			}
+			next := i
+			if changed {
+				next = -1
+			}
+			if got := try(c, append(slices.Clone(left[:j]), left[j+1:]...), next); got != nil {
+				return got
+			}
+		}
+		return nil
+	}
+	left := make([]int, len(ops))
+	for i := range left {
+		left[i] = i
+	}
+	if budget <= 0 {
+		why = "too many orders to try"
+	}
+	return try(a, left, -1), why
+}
+
+func refundCop(code string, body map[string]any, req refundReq) *cop {
+	return newCop("POST", "/api/v1/sales/"+code+"/refunds", body, func(b *mAccount, r reply) (bool, bool) {
+		want, commit := b.predictRefund(code, req)
+		if r.code != want || want != 200 {
+			return false, r.code == want
+		}
+		commit()
+		return true, checkRefundAnswer(b.sales[code], req, r) == ""
+	})
+}
+
+// concurrentRefunds sends 2 to 16 identical refunds of one sale at once,
+// with or without a line: their sum never passes what was paid, nor their
+// returns what was sold. With one Idempotency-Key for all, one refund is
+// made and every answer is its answer.
+func (m *model) concurrentRefunds(t *rapid.T) {
+	a := m.acct(t)
+	code, s, ok := pickSale(t, a, refundable)
+	if !ok {
+		return
+	}
+	n := rapid.IntRange(2, 16).Draw(t, "n")
+	req := refundReq{amount: money.MustAmount("0.01")}
+	held := decimal.RequireFromString(s.held().String())
+	switch rapid.SampledFrom([]string{"cent", "share", "held"}).Draw(t, "amountKind") {
+	case "share": // about half of them fit
+		if share := held.Div(decimal.NewFromInt(int64(max(1, n/2)))).Truncate(2); share.IsPositive() {
+			req.amount = money.MustAmount(share.StringFixed(2))
+		}
+	case "held":
+		if held.IsPositive() {
+			req.amount = s.held()
+		}
+	}
+	body := map[string]any{"amount": req.amount}
+	if i := slices.IndexFunc(s.lines, func(l mLine) bool { return l.itemCode != "" }); i >= 0 && rapid.Bool().Draw(t, "withLine") {
+		q := decimal.RequireFromString(rapid.SampledFrom([]string{"1", "0.5"}).Draw(t, "returnQty"))
+		req.lines = []refundLineReq{{id: i + 1, qty: q}}
+		body["lines"] = []any{map[string]any{"sales_item_id": i + 1, "quantity": q.String()}}
+	}
+	path := "/api/v1/sales/" + code + "/refunds"
+	items := slices.Sorted(maps.Keys(lineStock(s.lines)))
+	if rapid.IntRange(0, 3).Draw(t, "oneKey") > 0 {
+		ops := make([]*cop, n)
+		for i := range ops {
+			ops[i] = refundCop(code, body, req)
+		}
+		m.concurrently(a, ops, []string{code}, items)
+		return
+	}
+	key := fmt.Sprintf("race-%d", rapid.IntRange(0, 1<<30).Draw(t, "key"))
+	if a.idem[path+" "+key] != nil {
+		return
+	}
+	raw, _ := json.Marshal(body)
+	replies := make([]reply, n)
+	var wg sync.WaitGroup
+	for i := range replies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies[i] = m.send("POST", path, a.key, raw, map[string]string{"Idempotency-Key": key})
+		}()
+	}
+	wg.Wait()
+	for _, r := range replies {
+		m.checkRefund(a.clone(), code, req, r)
+		if r.code == 200 && !bytes.Equal(r.raw, replies[0].raw) {
+			m.t.Fatalf("concurrent refunds with one key answered differently:\n%s\n%s", replies[0].raw, r.raw)
+		}
+	}
+	m.checkRefund(a, code, req, replies[0])
+	if replies[0].code == 200 {
+		a.idem[path+" "+key] = &mIdem{path: path, body: raw, resp: replies[0].raw,
+			redo: func(code string, r reply) { m.checkRefund(a, code, req, r) }}
+	}
+}
+
+// concurrentCorrections sends two to four corrections of one sale and an
+// item it sells (or any item) at once: refunds, a void, a payment, a stock
+// adjustment, an edit of the item's quantity, a new sale of the item.
+func (m *model) concurrentCorrections(t *rapid.T) {
+	a := m.acct(t)
+	code, s, ok := pickSale(t, a, func(s *mSale) bool { return !s.void })
+	if !ok {
+		return
+	}
+	item := ""
+	if i := slices.IndexFunc(s.lines, func(l mLine) bool { return l.itemCode != "" }); i >= 0 {
+		item = s.lines[i].itemCode
+	} else if c, _, ok := pick(t, a.items, "item"); ok {
+		item = c
+	}
+	kinds := []string{"refundHeld", "refundLine", "void", "pay"}
+	if item != "" {
+		kinds = append(kinds, "adjust", "editQuantity", "sellItem")
+	}
+	var ops []*cop
+	for i := rapid.IntRange(2, 4).Draw(t, "n"); i > 0; i-- {
+		switch rapid.SampledFrom(kinds).Draw(t, "kind") {
+		case "refundHeld":
+			req := refundReq{amount: s.held()}
+			if req.amount.IsZero() {
+				req.amount = money.MustAmount("0.01")
+			}
+			ops = append(ops, refundCop(code, map[string]any{"amount": req.amount}, req))
+		case "refundLine":
+			if len(s.lines) == 0 {
+				continue
+			}
+			id := max(1, slices.IndexFunc(s.lines, func(l mLine) bool { return l.itemCode != "" })+1)
+			req := refundReq{amount: money.MustAmount("0.01"), lines: []refundLineReq{{id: id, qty: decimal.NewFromInt(1)}}}
+			ops = append(ops, refundCop(code, map[string]any{"amount": "0.01", "lines": []any{map[string]any{"sales_item_id": id, "quantity": "1"}}}, req))
+		case "void":
+			ops = append(ops, newCop("POST", "/api/v1/sales/"+code+"/void", []byte(nil), func(b *mAccount, r reply) (bool, bool) {
+				want, commit := b.predictVoid(code, "", false)
+				if r.code != want || want != 200 {
+					return false, r.code == want
+				}
+				commit(r)
+				return true, checkVoidAnswer(b.sales[code], "", r) == ""
+			}))
+		case "pay":
+			body := map[string]any{"invoice_code": code, "invoice_number": s.number, "customer_id": s.customer,
+				"sub_total_amount": s.sub, "total_amount": s.total, "amount_paid": s.total}
+			ops = append(ops, newCop("PUT", "/api/v1/sales/edit/"+code, body, func(b *mAccount, r reply) (bool, bool) {
+				x := b.sales[code]
+				if x.void || r.code != 200 {
+					return false, x.void && r.code == http.StatusConflict
+				}
+				if x.total.Cmp(x.paid) > 0 {
+					x.payments++
+				}
+				x.paid, x.status = x.total, business.DeriveStatus(x.total, x.total)
+				return true, checkSale(x, r) == ""
+			}))
+		case "adjust":
+			q := rapid.SampledFrom([]string{"-1", "5"}).Draw(t, "change")
+			req := adjustReq{change: decimal.RequireFromString(q), reason: "damaged"}
+			ops = append(ops, newCop("POST", "/api/v1/inventory/items/"+item+"/adjustments", map[string]any{"quantity": q, "reason": "damaged"},
+				func(b *mAccount, r reply) (bool, bool) {
+					want, commit := b.predictAdjust(item, req)
+					if r.code != want || want != 200 {
+						return false, r.code == want
+					}
+					commit()
+					return true, checkAdjustAnswer(b.items[item], req, r) == ""
+				}))
+		case "editQuantity":
+			q := rapid.SampledFrom([]string{"0", "10"}).Draw(t, "qty")
+			op := newCop("PUT", "/api/v1/inventory/items/"+item, map[string]any{"quantity": q}, func(b *mAccount, r reply) (bool, bool) {
+				if r.code == http.StatusConflict { // stock moved between its read and its write
+					return false, true
+				}
+				b.setQuantity(b.items[item], decimal.RequireFromString(q))
+				return true, r.code == 200 && decEq(r.obj("items")["quantity"], b.items[item].qty)
+			})
+			op.item = item
+			ops = append(ops, op)
+		case "sellItem":
+			cust, _, ok := pick(t, a.customers, "customer")
+			if !ok {
+				continue
+			}
+			one, price := money.MustQuantity("1"), money.MustAmount("1.00")
+			sent := []any{map[string]any{"item_name": "Line", "item_code": item, "unit_price": price, "quantity": one, "tax": "0.10"}}
+			body := map[string]any{"customer_id": cust, "sub_total_amount": "1.00", "total_amount": "1.10", "amount_paid": "0",
+				"invoice_type": "pos", "payment_type": "Cash", "due_date": "2026-12-31", "items": sent}
+			before := a.lastID["sale"]
+			ops = append(ops, newCop("POST", "/api/v1/sales/add", body, func(b *mAccount, r reply) (bool, bool) {
+				take := stock{item: decimal.NewFromInt(-1)}
+				if !b.fits(take) || r.code != 200 {
+					return false, !b.fits(take) && r.code == 400
+				}
+				got := r.obj("sales")
+				c, id := fmt.Sprint(got["invoice_code"]), int64(got["id"].(float64))
+				if b.sales[c] != nil || id <= before {
+					return false, false
+				}
+				ms := &mSale{code: c, number: got["invoice_number"].(string), invoiceType: "pos", status: business.StatusDraft,
+					dueDate: "2026-12-31", created: got["created_at"].(string), customer: cust, id: id,
+					sub: price, total: money.MustAmount("1.10"), lines: []mLine{{itemCode: item, qty: one}}, sent: sent}
+				b.sales[c], b.numbers[ms.number], b.lastID["sale"] = ms, true, max(id, b.lastID["sale"])
+				b.moveStock(take, mMove{kind: "sale", invoice: c})
+				return true, checkSale(ms, r) == ""
+			}))
+		}
+	}
+	items := lineStock(s.lines)
+	if item != "" {
+		items[item] = decimal.Zero
+	}
+	m.concurrently(a, ops, []string{code}, slices.Sorted(maps.Keys(items)))
+}
+
+// stockedSale sells one or two stocked items, paid in full or in part,
+// making first what it needs (a customer, a category, items in stock): the
+// sales that refunds with returns, voids and the ledger work on, which
+// random adds reach too rarely in a sequence.
+func (m *model) stockedSale(t *rapid.T) {
+	a := m.acct(t)
+	cust, _, ok := pick(t, a.customers, "customer")
+	if !ok {
+		r := m.send("POST", "/api/v1/customers/add", a.key, map[string]any{"name": "Stock Buyer"}, nil)
+		m.expect(r, 200, "add customer")
+		c := r.obj("customers")
+		cust = int64(c["id"].(float64))
+		m.newID(a, "customer", cust)
+		a.customers[cust] = &mCustomer{id: cust, name: "Stock Buyer", created: c["created_at"].(string)}
+	}
+	var inStock []string
+	for code, x := range a.items {
+		if x.qty.GreaterThanOrEqual(decimal.NewFromInt(3)) && x.qty.LessThan(decimal.NewFromInt(1000)) {
+			inStock = append(inStock, code)
+		}
+	}
+	sort.Strings(inStock)
+	if len(inStock) == 0 || rapid.IntRange(0, 3).Draw(t, "newItem") == 0 {
+		inStock = append(inStock, m.stockItem(a))
+	}
+	var sent []any
+	var lines []mLine
+	sub, tax := money.Zero, money.Zero
+	for i := rapid.IntRange(1, 2).Draw(t, "stockedLines"); i > 0; i-- {
+		code := rapid.SampledFrom(inStock).Draw(t, "stockedItem")
+		qty := money.MustQuantity(rapid.SampledFrom([]string{"1", "2", "0.5"}).Draw(t, "lineQty"))
+		price := money.MustAmount("2.50")
+		sent = append(sent, map[string]any{"item_name": "Line", "item_code": code, "unit_price": price, "quantity": qty, "tax": "0.10"})
+		lines = append(lines, mLine{itemCode: code, qty: qty})
+		sub, tax = sub.Add(money.LineTotal(price, qty)), tax.Add(money.MustAmount("0.10"))
+	}
+	total := sub.Add(tax)
+	paid := rapid.SampledFrom([]money.Amount{total, money.MustAmount("1.00")}).Draw(t, "paid")
+	body := map[string]any{"customer_id": cust, "sub_total_amount": sub, "total_amount": total, "amount_paid": paid,
+		"invoice_type": "pos", "payment_type": "Cash", "due_date": "2026-12-31", "items": sent}
+	r := m.send("POST", "/api/v1/sales/add", a.key, body, nil)
+	take := lineStock(lines).neg()
+	if !a.fits(take) {
+		m.expect(r, 400, "stocked sale short of stock")
+		return
+	}
+	m.expect(r, 200, "stocked sale")
+	s := r.obj("sales")
+	got, id := fmt.Sprint(s["invoice_code"]), int64(s["id"].(float64))
+	m.newID(a, "sale", id)
+	a.moveStock(take, mMove{kind: "sale", invoice: got})
+	ms := &mSale{code: got, number: s["invoice_number"].(string), invoiceType: "pos", status: business.DeriveStatus(paid, total),
+		dueDate: "2026-12-31", created: s["created_at"].(string), customer: cust, sub: sub, total: total, paid: paid,
+		payments: 1, id: id, lines: lines, sent: sent}
+	if msg := checkSale(ms, r); msg != "" {
+		m.t.Fatalf("stocked sale: %s: %s", msg, r.raw)
+	}
+	a.sales[got] = ms
+	a.numbers[ms.number] = true
+}
+
+// stockItem adds an item with 10 in stock (and the category it needs) and
+// returns its code.
+func (m *model) stockItem(a *mAccount) string {
+	cat := int64(0)
+	for id, c := range a.categories {
+		if business.NameKey(c.name) == business.NameKey("Stock") {
+			cat = id
+		}
+	}
+	if cat == 0 {
+		r := m.send("POST", "/api/v1/inventory/categories/add", a.key, map[string]any{"category_name": "Stock"}, nil)
+		m.expect(r, 200, "add category")
+		c := r.obj("categories")
+		cat = int64(c["id"].(float64))
+		m.newID(a, "category", cat)
+		a.categories[cat] = &mCategory{id: cat, name: "Stock", created: c["created_at"].(string)}
+	}
+	code := ""
+	for n := len(a.items) + 1; code == "" || a.items[code] != nil; n++ {
+		code = fmt.Sprintf("STOCK-%d", n)
+	}
+	r := m.send("POST", "/api/v1/inventory/items/add", a.key,
+		map[string]any{"item_code": code, "item_name": "Stock " + code, "category_id": cat, "item_price": "2.50", "quantity": "10"}, nil)
+	m.expect(r, 200, "add item")
+	x := r.obj("items")
+	id := int64(x["id"].(float64))
+	m.newID(a, "item", id)
+	ten := decimal.NewFromInt(10)
+	a.items[code] = &mItem{code: code, id: id, category: cat, qty: ten, price: "2.50", created: x["created_at"].(string),
+		moves: []mMove{{kind: "initial", change: ten}}}
+	return code
 }
