@@ -1,21 +1,19 @@
 package main
 
 import (
-	"net/http"
-	"strings"
-
-	"bizdata/shared/api"
-
 	"fmt"
 	"sync"
 	"time"
+
+	"bizdata/shared/business"
 )
 
 // Corrections (refunds, voids, the stock ledger) change records that only
 // allow so much (a sale refunds what was paid, and is voided once), so their
 // requests get records of their own, made once before they are measured:
 // a customer, stocked items, sales to refund and sales to void, and an item
-// with a ledger of more than 100 movements.
+// with a ledger of more than 100 movements. The memory step gets sales of
+// its own to refund and void.
 
 const (
 	corrStockA   = "CORR-STOCK-A" // sold, returned and given back by voids
@@ -23,14 +21,16 @@ const (
 	corrAdjust   = "CORR-ADJUST" // adjusted by the adjust-stock request
 	corrCount    = "CORR-COUNT"  // counted by the edit-item request
 	corrLedger   = "CORR-LEDGER" // the item whose movements are listed
-	corrMoves    = 120           // movements of corrLedger: its initial and 119 adjustments
+	corrMoves    = 200           // movements of corrLedger: its initial and 199 adjustments (the memory step lists 200)
 	corrRuns     = 8             // runs of each correction request
 	refundPlain  = 700001        // a paid sale without stocked lines
 	refundStock  = 700002        // a paid sale of corrRuns+2 of corrStockA
 	voidPlain    = 700100        // corrRuns unpaid sales without stocked lines, from here
 	voidStocked  = 700200        // corrRuns unpaid sales of corrStockA and corrStockB, from here
-	voidMemory   = 700300        // memRuns unpaid sales of corrStockA and corrStockB, for the memory step
-	memRuns      = 7             // requests of a function's memory plan
+	refundMemory = 700003        // the memory step's paid sale of 10 of corrStockA
+	refundLines  = 700004        // the memory step's paid sale of business.MaxSaleLines lines of 1 unit
+	voidMemory   = 700300        // memRuns unpaid sales for the memory step, from here: by turns without and with stocked lines
+	memRuns      = 7             // requests of a memory plan (see memoryCorrection)
 	corrMovesMax = 20            // the page of movements listed
 )
 
@@ -89,29 +89,39 @@ func (b *bench) makeCorrections() error {
 		return err
 	}
 	goods := []any{map[string]any{"item_name": "Service", "unit_price": "25.00", "quantity": "2"}}
-	if err := sale(refundPlain, "50.00", goods); err != nil {
-		return err
+	stocked := func(n int) []any {
+		return []any{map[string]any{"item_code": corrStockA, "item_name": "Stocked goods", "unit_price": "5.00", "quantity": fmt.Sprint(n)}}
 	}
-	if err := sale(refundStock, "50.00", []any{map[string]any{"item_code": corrStockA, "item_name": "Stocked goods",
-		"unit_price": "5.00", "quantity": fmt.Sprint(corrRuns + 2)}}); err != nil {
-		return err
+	twoStocked := []any{
+		map[string]any{"item_code": corrStockA, "item_name": "Stocked goods", "unit_price": "5.00", "quantity": "4"},
+		map[string]any{"item_code": corrStockB, "item_name": "Other goods", "unit_price": "6.00", "quantity": "5"},
+	}
+	var hundred []any // 100 x 0.50
+	for i := range business.MaxSaleLines {
+		hundred = append(hundred, map[string]any{"item_name": fmt.Sprintf("Service %d", i+1), "unit_price": "0.50", "quantity": "1"})
+	}
+	for _, s := range []struct {
+		code  int
+		lines []any
+	}{{refundPlain, goods}, {refundStock, stocked(corrRuns + 2)}, {refundMemory, stocked(10)}, {refundLines, hundred}} {
+		if err := sale(s.code, "50.00", s.lines); err != nil {
+			return err
+		}
 	}
 	for i := 0; i < corrRuns; i++ {
 		if err := sale(voidPlain+i, "0", goods); err != nil {
 			return err
 		}
-		if err := sale(voidStocked+i, "0", []any{
-			map[string]any{"item_code": corrStockA, "item_name": "Stocked goods", "unit_price": "5.00", "quantity": "4"},
-			map[string]any{"item_code": corrStockB, "item_name": "Other goods", "unit_price": "6.00", "quantity": "5"},
-		}); err != nil {
+		if err := sale(voidStocked+i, "0", twoStocked); err != nil {
 			return err
 		}
 	}
 	for i := 0; i < memRuns; i++ {
-		if err := sale(voidMemory+i, "0", []any{
-			map[string]any{"item_code": corrStockA, "item_name": "Stocked goods", "unit_price": "5.00", "quantity": "4"},
-			map[string]any{"item_code": corrStockB, "item_name": "Other goods", "unit_price": "6.00", "quantity": "5"},
-		}); err != nil {
+		lines := goods
+		if i%2 == 1 {
+			lines = twoStocked
+		}
+		if err := sale(voidMemory+i, "0", lines); err != nil {
 			return err
 		}
 	}
@@ -222,50 +232,46 @@ func (b *bench) ledgerRead() (read, returned int, err error) {
 	return p.Scanned, len(p.Items), nil
 }
 
-// correctionPlan is the memory plan of a correction function: a cold
-// request, 4 ordinary ones, one with every text field at its longest, and
-// one over the body limit (a GET reads none: a page of 200 instead), each
-// on a record that takes it (a refund of 0.50 of the paid sale, a void of a
-// sale of its own, adjustments by turns +1 and -1).
-func (b *bench) correctionPlan(name string) (fnPlan, error) {
-	if err := b.corrections(); err != nil {
-		return fnPlan{}, err
+// memoryCorrection is the memory step's call of a correction function and
+// the path of its request i (memoryPlan sends 0 cold, 1 to 4 ordinary, 5 the
+// largest body, 6 one over the limit): the round-trips step's cases of the
+// function by turns (refund-sale: money only, then with a returned stocked
+// line; void-sale: without, then with stocked lines), each on a record that
+// takes it: refunds of the memory step's paid sale, the largest refund (a
+// unit back of each line) of its 100-line sale, voids each of a sale of its
+// own. ok is false for a function with no correction case.
+func (b *bench) memoryCorrection(name string) (c call, path func(i int) string, ok bool, err error) {
+	var cases []correctionCase
+	for _, k := range b.correctionCases() {
+		if k.function == name {
+			cases = append(cases, k)
+		}
 	}
-	long := func(n int) string { return strings.Repeat("\u00e9", n) }
-	var path func(i int) string
-	var body func(i int) string
-	limits, query := "", ""
+	if len(cases) == 0 {
+		return c, nil, false, nil
+	}
+	if err := b.corrections(); err != nil {
+		return c, nil, true, err
+	}
+	turn := func(i int) correctionCase { return cases[i%len(cases)] }
+	path = func(i int) string { return turn(i).path(i) }
 	switch name {
 	case "refund-sale":
-		path = func(int) string { return fmt.Sprintf("/api/v1/sales/%d/refunds", refundPlain) }
-		body = func(int) string { return `{"amount":"0.50","reason":"overcharged"}` }
-		limits = `{"amount":"0.50","reason":"` + long(500) + `","issued_by":"` + long(255) + `"}`
+		path = func(i int) string {
+			if i == 5 {
+				return fmt.Sprintf("/api/v1/sales/%d/refunds", refundLines)
+			}
+			return fmt.Sprintf("/api/v1/sales/%d/refunds", refundMemory)
+		}
 	case "void-sale":
+		if len(cases) != 2 { // voidMemory's sales: by turns without and with stocked lines
+			return c, nil, true, fmt.Errorf("void-sale has %d correction cases; its memory sales are made for 2", len(cases))
+		}
 		path = func(i int) string { return fmt.Sprintf("/api/v1/sales/%d/void", voidMemory+i) }
-		body = func(int) string { return `{"reason":"order cancelled"}` }
-		limits = `{"reason":"` + long(500) + `"}`
-	case "adjust-stock":
-		path = func(int) string { return "/api/v1/inventory/items/" + corrAdjust + "/adjustments" }
-		body = func(i int) string { return fmt.Sprintf(`{"quantity":"%d","reason":"count"}`, 1-2*(i%2)) }
-		limits = `{"quantity":"1","reason":"other","note":"` + long(1000) + `"}`
-	case "list-movements":
-		path = func(int) string { return "/api/v1/inventory/items/" + corrLedger + "/movements" }
-		body = func(int) string { return "" }
-		query = fmt.Sprintf("limit=%d", corrMovesMax)
-	default:
-		return fnPlan{}, fmt.Errorf("function %s has no correction plan", name)
 	}
-	route, _ := api.RouteByFunction(name)
-	c := call{function: name, method: route.Method, query: query}
-	p := fnPlan{cold: b.apiRequest(c, c.method, path(0), query, body(0), 200), deadline: 10 * time.Second}
-	for i := 1; i <= 4; i++ {
-		p.sequence = append(p.sequence, asOrdinary(b.apiRequest(c, c.method, path(i), query, body(i), 200)))
+	c = call{function: name, method: cases[0].method, path: path(0), query: cases[0].query}
+	if cases[0].body != nil {
+		c.body = func(i int) any { return turn(i).body(i) }
 	}
-	if c.method == "GET" {
-		p.sequence = append(p.sequence, b.apiRequest(c, c.method, path(5), "limit=200", "", 200))
-		return p, nil
-	}
-	p.sequence = append(p.sequence, b.apiRequest(c, c.method, path(5), query, limits, 200),
-		b.apiRequest(c, c.method, path(6), query, overLimit(), http.StatusRequestEntityTooLarge))
-	return p, nil
+	return c, path, true, nil
 }

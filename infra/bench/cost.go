@@ -172,11 +172,107 @@ func (b *bench) cost() error {
 		}
 		rows = append(rows, r)
 	}
+	corr, err := b.costCorrections(h, measure)
+	if err != nil {
+		return fmt.Errorf("corrections: %w", err)
+	}
+	rows = append(rows, corr...)
 	withLines, err := m.entriesWithLines(b.ctx, linesKeys)
 	if err != nil {
 		return err
 	}
 	return b.costReport(rows, withLines)
+}
+
+// Records of the cost step's corrections: the sales (invoice codes from
+// costRefund) and items they use.
+const (
+	costRefund      = 500000 // 2 paid sales of 2 stocked lines, each refunded once
+	costVoid        = 500002 // an unpaid sale without stocked lines, then one of 2 stocked lines
+	costAdjustItem  = "ITEM-00004"
+	costCountItem   = "ITEM-00005"
+	costLedgerItem  = "ITEM-00003"
+	costLedgerMoves = 30 // movements of costLedgerItem: its initial and 29 adjustments
+)
+
+// costCorrections measures each of the round-trips step's correction cases
+// once, on records of its own in the cost step's account: each refund the
+// first of a paid sale of 2 stocked lines (ITEM-00001 and ITEM-00002, 2
+// each), each void of an unpaid sale of 2 lines (unstocked, or of 2 units
+// of ITEM-00008 and ITEM-00009), the adjustment and the count on items of
+// their own, and a page of movements of an item with costLedgerMoves.
+func (b *bench) costCorrections(h http.Handler, measure func(route, method, kase, target string, body any) (costRow, error)) ([]costRow, error) {
+	stocked := func(a, b int) []any {
+		return []any{
+			map[string]any{"item_code": fmt.Sprintf("ITEM-%05d", a), "item_name": fmt.Sprintf("Item %d", a), "unit_price": "12.50", "quantity": "2"},
+			map[string]any{"item_code": fmt.Sprintf("ITEM-%05d", b), "item_name": fmt.Sprintf("Item %d", b), "unit_price": "12.50", "quantity": "2"},
+		}
+	}
+	plain := []any{map[string]any{"item_name": "Service", "unit_price": "25.00", "quantity": "2"}}
+	for _, s := range []struct {
+		code  int
+		paid  bool
+		lines []any
+	}{{costRefund, true, stocked(1, 2)}, {costRefund + 1, true, stocked(1, 2)}, {costVoid, false, plain}, {costVoid + 1, false, stocked(8, 9)}} {
+		code := fmt.Sprint(s.code)
+		body := map[string]any{"invoice_code": code, "invoice_number": code, "customer_id": 1, "sub_total_amount": "50.00", "total_amount": "50.00",
+			"amount_paid": "0", "payment_type": "None", "invoice_type": "pos", "due_date": "2026-12-31", "items": s.lines}
+		if s.paid {
+			body["amount_paid"], body["payment_type"], body["payment_date"] = "50.00", "Cash", "2026-10-01"
+		}
+		if _, err := b.serve(h, "POST", "/api/v1/sales/add", body); err != nil {
+			return nil, err
+		}
+	}
+	for i := 1; i < costLedgerMoves; i++ {
+		q := "3"
+		if i%2 == 0 {
+			q = "-2"
+		}
+		if _, err := b.serve(h, "POST", "/api/v1/inventory/items/"+costLedgerItem+"/adjustments", map[string]any{"quantity": q, "reason": "count"}); err != nil {
+			return nil, err
+		}
+	}
+	// An item's updated_at (whole seconds) keys it in IndexUpperBound: a
+	// write in the second of the item's last one moves no index entry, and
+	// costs 2 WCU less per item moved than one made later, as corrections
+	// are. So the measured requests come a second after the setup, and each
+	// moves items no other one moves (the refund ITEM-00001, the void
+	// ITEM-00008 and ITEM-00009).
+	time.Sleep(time.Second)
+	// The target of each function's cases, in correctionCases' order.
+	targets := map[string][]string{
+		"refund-sale":    {fmt.Sprintf("/api/v1/sales/%d/refunds", costRefund), fmt.Sprintf("/api/v1/sales/%d/refunds", costRefund+1)},
+		"void-sale":      {fmt.Sprintf("/api/v1/sales/%d/void", costVoid), fmt.Sprintf("/api/v1/sales/%d/void", costVoid+1)},
+		"adjust-stock":   {"/api/v1/inventory/items/" + costAdjustItem + "/adjustments"},
+		"edit-item":      {"/api/v1/inventory/items/" + costCountItem},
+		"list-movements": {"/api/v1/inventory/items/" + costLedgerItem + "/movements"},
+	}
+	var rows []costRow
+	for _, c := range b.correctionCases() {
+		if len(targets[c.function]) == 0 {
+			return nil, fmt.Errorf("%s (%s) has no record in the cost step", c.function, c.what)
+		}
+		target := targets[c.function][0]
+		targets[c.function] = targets[c.function][1:]
+		if c.query != "" {
+			target += "?" + c.query
+		}
+		var body any
+		if c.body != nil {
+			body = c.body(0)
+		}
+		kase := c.what
+		if c.function == "list-movements" { // the round-trips step's item has corrMoves
+			kase = fmt.Sprintf("movements list, a page of %d of an item's %d", corrMovesMax, costLedgerMoves)
+		}
+		r, err := measure(c.function, c.method, kase, target, body)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
 }
 
 func (sc saleCase) body(code string) map[string]any {
@@ -279,16 +375,19 @@ func (b *bench) costReport(rows []costRow, withLines int) error {
 		was[r.Route+"|"+r.Case] = r
 	}
 	b.printf("## Cost per operation\n\n")
-	b.printf("DynamoDB capacity each request consumes, as AWS bills it, computed for every DynamoDB call from the sizes of the items it read or wrote " +
-		"(each written item read before and after the call by a separate client) with AWS's published rules: an item's size is its attribute names and values; " +
-		"a write costs ceil(size / 1 KB) WCU, size being the larger of the item before and after; an index entry (table keys, index keys, projected attributes) " +
-		"costs the same per write, one write when the item enters or leaves the index or a projected attribute changes, two (delete, put) when its index keys change, " +
-		"none otherwise; every write in a TransactWriteItems counts twice (prepare and commit, as AWS documents for the table's items; the index writes a transaction causes " +
-		"are doubled too, an upper bound), a ConditionCheck as two writes of its item; a read costs ceil(size / 4 KB) RCU per item (GetItem, BatchGetItem) " +
-		"or for all a Query read together (index entries, on an index), half when eventually consistent, at least one unit. " +
-		"Every call also asked DynamoDB Local for its consumed capacity (ReturnConsumedCapacity INDEXES), and the two were compared (below the table). " +
-		"Requests go through the API's handler with the key cache warm, in an account of this step's own holding 10 customers, categories, items and expenses and " +
-		"10 sales of each size; no Idempotency-Key; sale lines name no inventory item (no stock moves); each line of the 100-line sale has a 1000-character description.\n\n")
+	b.printf("DynamoDB capacity each request consumes, as AWS bills it, computed for every DynamoDB call from the sizes of the items it read or wrote "+
+		"(each written item read before and after the call by a separate client) with AWS's published rules: an item's size is its attribute names and values; "+
+		"a write costs ceil(size / 1 KB) WCU, size being the larger of the item before and after; an index entry (table keys, index keys, projected attributes) "+
+		"costs the same per write, one write when the item enters or leaves the index or a projected attribute changes, two (delete, put) when its index keys change, "+
+		"none otherwise; every write in a TransactWriteItems counts twice (prepare and commit, as AWS documents for the table's items; the index writes a transaction causes "+
+		"are doubled too, an upper bound), a ConditionCheck as two writes of its item; a read costs ceil(size / 4 KB) RCU per item (GetItem, BatchGetItem) "+
+		"or for all a Query read together (index entries, on an index), half when eventually consistent, at least one unit. "+
+		"Every call also asked DynamoDB Local for its consumed capacity (ReturnConsumedCapacity INDEXES), and the two were compared (below the table). "+
+		"Requests go through the API's handler with the key cache warm, in an account of this step's own holding 10 customers, categories, items and expenses and "+
+		"10 sales of each size; no Idempotency-Key; the sales routes' lines name no inventory item (no stock moves); each line of the 100-line sale has a 1000-character description. "+
+		"The corrections (after the other routes, each case of the round-trips step's once) are on records of their own there: each refund the first of a paid sale of 2 stocked lines "+
+		"(2 units of each of 2 items), each void of an unpaid sale of 2 lines (without items, or 2 units of each of 2 other items), the adjustment and the quantity edit on items of their own, "+
+		"and the movements page of an item with %d movements.\n\n", costLedgerMoves)
 	b.printf("| route | method | case | table WCU | index WCU | RCU | calls | before, at %s: table WCU / index WCU / RCU |\n|---|---|---|---|---|---|---|---|\n", before.Commit)
 	var calls, agreed int
 	var differ []string

@@ -170,6 +170,8 @@ func (b *bench) memoryIntro(put time.Duration) {
 	b.printf("Every function's own binary, built for this machine with `make build`'s flags, runs under a minimal Lambda Runtime API on loopback (table on DynamoDB Local) and is sent one cold event, then a sequence. ")
 	b.printf("API functions: 4 ordinary requests (the round-trips step's); for routes that take a body, the largest valid one (every text field at its longest, in \"é\" sent as `\\u00e9` as Python's `json.dumps` sends it, 6 bytes on the wire for 2 stored: a sale's 100 lines come to %.2f MB); for lists, `limit=200` over at least 200 records; and a 2 MiB body (413 where the route reads one). ",
 		float64(len(fillToLimits("add-sale", map[string]any{})))/1e6)
+	b.printf("Corrections: the ordinary requests are the round-trips step's correction cases of the function by turns (refund-sale: money only, then 1 stocked unit returned; void-sale: a sale without, then with 2 stocked lines; adjust-stock: +1; list-movements: a page of %d), each on a record that takes it (refunds of a paid sale of this step's own, each void of a different unpaid sale) and, as every request here, without an Idempotency-Key; refund-sale's largest body returns a unit of each line of a 100-line sale (%.1f KB), and list-movements' limit=200 lists an item's %d movements. ",
+		corrMovesMax, float64(len(fillToLimits("refund-sale", map[string]any{"amount": "5.00"})))/1e3, corrMoves)
 	b.printf("deliver-webhooks: a stream batch of 1 payment insert, then 4 of 25 (the template's BatchSize). retry-webhooks: scheduled runs cut to %s by their runtime deadline, on a table of their own, sending to a receiver on loopback (plain HTTP): the cold one and one more with nothing due, then 3 with %d deliveries due for each of %d merchants (its cost scales these to a %s run).\n\n",
 		hookWindow, hookBacklog, hookMerchants, app.DispatchFor)
 	b.printf("Peak RSS is the process's VmHWM (`/proc/<pid>/status`) after the cold event and after the sequence. CPU per event is the process's utime+stime (`/proc/<pid>/stat`, 10 ms ticks) over the sequence; the ordinary events' (the 4 ordinary requests, batches or runs with deliveries) is read finer, from the threads' `schedstat` run times, and their wall from handing the event over to its answer. ")
@@ -368,15 +370,25 @@ func (b *bench) memoryPlan(name string, load *dispatchLoad) (fnPlan, error) {
 		p.sequence = append(p.sequence, b.apiRequest(call{}, "POST", "/api/v1/no-such-route", "", overLimit(), 404))
 		return p, nil
 	}
-	if slices.Contains([]string{"refund-sale", "void-sale", "adjust-stock", "list-movements"}, name) {
-		return b.correctionPlan(name)
-	}
 	calls := b.benchCalls() // counters of its own, so edit-sale's payments stay under its total
-	i := slices.IndexFunc(calls, func(c call) bool { return c.function == name })
-	if i < 0 {
-		return fnPlan{}, fmt.Errorf("function %s has no memory plan", name)
+	var c call
+	path := func(int) string { return c.path }
+	if i := slices.IndexFunc(calls, func(c call) bool { return c.function == name }); i >= 0 {
+		c = calls[i]
+		if name == "redeliver-webhook" { // each delivery once: a queued one is 409
+			path = func(i int) string { return fmt.Sprintf("/api/v1/user/webhook/deliveries/txn_mem_%03d/redeliver", i) }
+		}
+	} else {
+		var ok bool
+		var err error
+		c, path, ok, err = b.memoryCorrection(name)
+		if err != nil {
+			return fnPlan{}, err
+		}
+		if !ok {
+			return fnPlan{}, fmt.Errorf("function %s has no memory plan", name)
+		}
 	}
-	c := calls[i]
 	deadline := 10 * time.Second // the template's Timeout
 	if name == "test-webhook" {
 		deadline = 15 * time.Second
@@ -388,12 +400,6 @@ func (b *bench) memoryPlan(name string, load *dispatchLoad) (fnPlan, error) {
 		j, _ := json.Marshal(c.body(i))
 		return string(j)
 	}
-	path := func(i int) string {
-		if name == "redeliver-webhook" { // each delivery once: a queued one is 409
-			return fmt.Sprintf("/api/v1/user/webhook/deliveries/txn_mem_%03d/redeliver", i)
-		}
-		return c.path
-	}
 	// Cold, then 4 ordinary requests: test-webhook may send 5 a minute.
 	p := fnPlan{cold: b.apiRequest(c, c.method, path(0), c.query, body(0), 200), deadline: deadline}
 	for i := 1; i <= 4; i++ {
@@ -402,7 +408,7 @@ func (b *bench) memoryPlan(name string, load *dispatchLoad) (fnPlan, error) {
 	if c.body != nil {
 		var m map[string]any
 		_ = json.Unmarshal([]byte(body(5)), &m)
-		p.sequence = append(p.sequence, b.apiRequest(c, c.method, c.path, c.query, fillToLimits(name, m), 200))
+		p.sequence = append(p.sequence, b.apiRequest(c, c.method, path(5), c.query, fillToLimits(name, m), 200))
 	}
 	if strings.HasPrefix(name, "list-") {
 		p.sequence = append(p.sequence, b.apiRequest(c, c.method, c.path, "limit=200", "", 200))
@@ -458,26 +464,36 @@ func overLimit() string {
 func fillToLimits(function string, body map[string]any) string {
 	long := func(n int) string { return strings.Repeat("é", n) }
 	url := func(host string) string { return "https://" + host + ".example.com/" + strings.Repeat("a", 2000) }
-	switch function[strings.Index(function, "-")+1:] {
-	case "sale": // 100 lines, sized to stay under 1 MiB and DynamoDB's 400 KB item
+	switch kind := function[strings.Index(function, "-")+1:]; {
+	case function == "refund-sale": // a unit back of each line of a 100-line sale
+		var lines []any
+		for i := range business.MaxSaleLines {
+			lines = append(lines, map[string]any{"sales_item_id": i + 1, "quantity": "1"})
+		}
+		body["lines"], body["reason"], body["issued_by"] = lines, long(500), long(255)
+	case function == "void-sale":
+		body["reason"] = long(500)
+	case function == "adjust-stock":
+		body["note"] = long(1000)
+	case kind == "sale": // 100 lines, sized to stay under 1 MiB and DynamoDB's 400 KB item
 		var lines []any
 		for i := range business.MaxSaleLines {
 			lines = append(lines, map[string]any{"item_name": fmt.Sprintf("Line %d", i), "description": long(1700), "unit_price": "0.50", "quantity": "1"})
 		}
 		body["items"], body["sub_total_amount"], body["total_amount"] = lines, "50.00", "50.00"
-	case "expense":
+	case kind == "expense":
 		body["expense_description"], body["created_by"], body["expense_image"] = long(2000), long(200), url("img")
-	case "item":
+	case kind == "item":
 		var images []any
 		for range business.MaxItemImages {
 			images = append(images, map[string]any{"image_url": url("img")})
 		}
 		body["description"], body["item_location"], body["unit"], body["item_images"] = long(2000), long(200), long(32), images
-	case "category":
+	case kind == "category":
 		body["description"] = long(2000)
-	case "customer":
+	case kind == "customer":
 		body["name"], body["address"] = long(200), long(500)
-	case "webhook-settings":
+	case kind == "webhook-settings":
 		body["callback_url"], body["callback_secret"] = url("hooks"), strings.Repeat("s", 256)
 	}
 	j, _ := json.Marshal(body)
