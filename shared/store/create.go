@@ -110,13 +110,9 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 			// The key may be recorded already (a replay, or an identical
 			// request that committed first): its answer wins over whichever
 			// condition this attempt failed on.
-			rec, gerr := s.getItem(ctx, idemKey(spec.account, spec.idem), true)
-			if gerr != nil {
-				return gerr
-			}
-			if liveIdem(rec, now) {
-				body, err = replayFrom(rec, spec.idem)
-				return err
+			if first, ok, rerr := s.recorded(ctx, spec.account, spec.idem, now); ok || rerr != nil {
+				body = first
+				return rerr
 			}
 		}
 		if err != nil {
@@ -128,17 +124,23 @@ func (s *Store) create(ctx context.Context, spec createSpec) ([]byte, error) {
 	return body, err
 }
 
+// recorded returns the first response recorded under an Idempotency-Key,
+// and true, when the key is recorded (ECONFLICT when with another body).
+func (s *Store) recorded(ctx context.Context, account string, idem *Idempotency, now time.Time) ([]byte, bool, error) {
+	rec, err := s.getItem(ctx, idemKey(account, idem), true)
+	if err != nil || !liveIdem(rec, now) {
+		return nil, false, err
+	}
+	body, err := replayFrom(rec, idem)
+	return body, true, err
+}
+
 // Replay returns the response recorded under an Idempotency-Key, and true,
 // when the key is known: a request the API refuses before it reaches the
 // store (a body that fails validation) still answers as the key decides.
 // Returns ECONFLICT when the key was used with another body.
 func (s *Store) Replay(ctx context.Context, account string, idem *Idempotency) ([]byte, bool, error) {
-	rec, err := s.getItem(ctx, idemKey(account, idem), true)
-	if err != nil || !liveIdem(rec, s.now()) {
-		return nil, false, err
-	}
-	body, err := replayFrom(rec, idem)
-	return body, true, err
+	return s.recorded(ctx, account, idem, s.now())
 }
 
 // isConditionOutcome reports whether err is what a failed transaction

@@ -250,9 +250,9 @@ func (s *Store) once(ctx context.Context, account string, idem *Idempotency, att
 		if idem != nil && !liveIdem(rec, now) && isConditionOutcome(err) {
 			// The first request with this key may have committed between the
 			// two reads: the record as it is now decides.
-			rec, recErr = s.getItem(ctx, idemKey(account, idem), true)
-			if recErr != nil {
-				return recErr
+			if first, ok, rerr := s.recorded(ctx, account, idem, now); ok || rerr != nil {
+				body = first
+				return rerr
 			}
 		}
 		if liveIdem(rec, now) {
@@ -271,13 +271,9 @@ func (s *Store) once(ctx context.Context, account string, idem *Idempotency, att
 		}
 		err = s.transact(ctx, actions)
 		if err != nil && idem != nil && isConditionOutcome(err) {
-			rec, gerr := s.getItem(ctx, idemKey(account, idem), true)
-			if gerr != nil {
-				return gerr
-			}
-			if liveIdem(rec, now) {
-				body, err = replayFrom(rec, idem)
-				return err
+			if first, ok, rerr := s.recorded(ctx, account, idem, now); ok || rerr != nil {
+				body = first
+				return rerr
 			}
 		}
 		if err != nil {
