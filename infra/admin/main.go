@@ -526,29 +526,16 @@ func orDash(s *string) string {
 	return *s
 }
 
-// movementView is a ledger entry as `item movements` prints it, as the API
-// lists it (GET /inventory/items/{item_code}/movements).
-type movementView struct {
-	ID            int64          `json:"id"`
-	Kind          string         `json:"kind"`
-	Quantity      money.Delta    `json:"quantity"`
-	QuantityAfter money.Quantity `json:"quantity_after"`
-	Reason        *string        `json:"reason"`
-	Note          *string        `json:"note"`
-	InvoiceCode   *string        `json:"invoice_code"`
-	CreatedAt     string         `json:"created_at"`
-}
-
 // ledgerView is an item's quantity with the newest entries of its ledger.
 // Complete says the whole ledger was read; then LedgerSum is what its
 // movements add up to, which should be the quantity.
 type ledgerView struct {
-	ItemCode  string         `json:"item_code"`
-	ItemName  string         `json:"item_name"`
-	Quantity  money.Quantity `json:"quantity"`
-	Movements []movementView `json:"movements"`
-	Complete  bool           `json:"complete"`
-	LedgerSum *money.Delta   `json:"ledger_sum,omitempty"`
+	ItemCode  string             `json:"item_code"`
+	ItemName  string             `json:"item_name"`
+	Quantity  money.Quantity     `json:"quantity"`
+	Movements []api.MovementJSON `json:"movements"`
+	Complete  bool               `json:"complete"`
+	LedgerSum *money.Delta       `json:"ledger_sum,omitempty"`
 }
 
 // printMovements prints up to limit of the item's movements, newest first,
@@ -558,7 +545,7 @@ func printMovements(ctx context.Context, st *store.Store, account, code string, 
 	if err != nil {
 		return err
 	}
-	v := ledgerView{ItemCode: item.ItemCode, ItemName: item.ItemName, Quantity: item.Quantity, Movements: []movementView{}}
+	v := ledgerView{ItemCode: item.ItemCode, ItemName: item.ItemName, Quantity: item.Quantity, Movements: []api.MovementJSON{}}
 	cursor := ""
 	for {
 		page, err := st.ListMovements(ctx, account, code, min(limit-len(v.Movements), 200), cursor)
@@ -566,8 +553,7 @@ func printMovements(ctx context.Context, st *store.Store, account, code string, 
 			return err
 		}
 		for _, m := range page.Items {
-			v.Movements = append(v.Movements, movementView{ID: m.ID, Kind: m.Kind, Quantity: m.Change, QuantityAfter: m.After,
-				Reason: nullable(m.Reason), Note: nullable(m.Note), InvoiceCode: nullable(m.InvoiceCode), CreatedAt: m.CreatedAt.Format(business.TimeFormat)})
+			v.Movements = append(v.Movements, api.NewMovementJSON(m))
 		}
 		cursor = page.Next
 		if cursor == "" || len(v.Movements) >= limit {

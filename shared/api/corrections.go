@@ -192,7 +192,9 @@ func withEmptyJSON(r *http.Request) *http.Request {
 	return c
 }
 
-type movementJSON struct {
+// MovementJSON is a stock movement as the API shows it (the admin CLI prints
+// the same).
+type MovementJSON struct {
 	ID            int64          `json:"id"`
 	Kind          string         `json:"kind"`
 	Quantity      money.Delta    `json:"quantity"`
@@ -203,8 +205,9 @@ type movementJSON struct {
 	CreatedAt     string         `json:"created_at"`
 }
 
-func toMovementJSON(m business.Movement) movementJSON {
-	return movementJSON{
+// NewMovementJSON returns m as the API shows it.
+func NewMovementJSON(m business.Movement) MovementJSON {
+	return MovementJSON{
 		ID: m.ID, Kind: m.Kind, Quantity: m.Change, QuantityAfter: m.After, Reason: nullable(m.Reason),
 		Note: nullable(m.Note), InvoiceCode: nullable(m.InvoiceCode), CreatedAt: m.CreatedAt.Format(business.TimeFormat),
 	}
@@ -244,7 +247,7 @@ func adjustStock(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 		return s.refuse(w, r, acct, idem, err)
 	}
 	resp, err := s.store.AdjustStock(r.Context(), acct.ID, code, req.Quantity.V, reason, note, idem, func(m store.ItemMove) ([]byte, error) {
-		return successBody(http.StatusOK, "Stock adjusted", map[string]any{"items": toItemJSON(m.Item), "movement": toMovementJSON(m.Movement)})
+		return successBody(http.StatusOK, "Stock adjusted", map[string]any{"items": toItemJSON(m.Item), "movement": NewMovementJSON(m.Movement)})
 	})
 	return writeCreated(w, resp, err)
 }
@@ -262,5 +265,5 @@ func listMovements(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 	if err != nil {
 		return err
 	}
-	return writePage(w, "Movements", "movements", page, toMovementJSON)
+	return writePage(w, "Movements", "movements", page, NewMovementJSON)
 }
