@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"bizdata/shared/business"
@@ -84,7 +85,7 @@ func toNewRefund(body []byte) (store.NewRefund, error) {
 	business.CheckText(fe, "issued_by", n.IssuedBy, false, maxBy)
 	if has(req.RefundMethod) {
 		n.Method = strings.TrimSpace(req.RefundMethod.V)
-		if methods := business.PaymentTypes[1:]; !oneOfList(n.Method, methods) { // not "None": money goes back somehow
+		if methods := business.PaymentTypes[1:]; !slices.Contains(methods, n.Method) { // not "None": money goes back somehow
 			fe.Add("refund_method", "must be one of: "+strings.Join(methods, ", "))
 		}
 	}
@@ -115,15 +116,6 @@ func toNewRefund(body []byte) (store.NewRefund, error) {
 		}
 	}
 	return n, fe.Err()
-}
-
-func oneOfList(v string, list []string) bool {
-	for _, x := range list {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func refundSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

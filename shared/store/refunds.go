@@ -45,7 +45,7 @@ func refundItem(account string, r business.Refund) attrs {
 	it["payment_status"] = str(r.PaymentStatus)
 	it["refunded_at"] = str(fmtTime(r.RefundedAt))
 	it[IndexDue.PK] = str(paidPartition(account, r.RefundedAt))
-	it[IndexDue.SK] = str(fmt.Sprintf("%012d#%s#%s", r.RefundedAt.Unix(), account, r.RefundID))
+	it[IndexDue.SK] = str(paidSK(account, r.RefundedAt, r.RefundID))
 	return it
 }
 

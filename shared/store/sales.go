@@ -200,7 +200,7 @@ func paymentItem(account string, p business.Payment) attrs {
 	setS(it, "issued_by", p.IssuedBy)
 	it["payment_status"] = str(p.PaymentStatus)
 	it["payment_at"] = str(fmtTime(p.PaymentAt))
-	it[IndexDue.PK], it[IndexDue.SK] = str(paidPartition(account, p.PaymentAt)), str(paidSK(account, p))
+	it[IndexDue.PK], it[IndexDue.SK] = str(paidPartition(account, p.PaymentAt)), str(paidSK(account, p.PaymentAt, p.TransactionID))
 	return it
 }
 

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"bizdata/shared/business"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,8 +25,8 @@ func paidPartition(account string, at time.Time) string {
 	return fmt.Sprintf("PAID#%s#%02d", at.UTC().Format("2006010215"), ShardOf(account))
 }
 
-func paidSK(account string, p business.Payment) string {
-	return fmt.Sprintf("%012d#%s#%s", p.PaymentAt.Unix(), account, p.TransactionID)
+func paidSK(account string, at time.Time, tx string) string {
+	return fmt.Sprintf("%012d#%s#%s", at.Unix(), account, tx)
 }
 
 // PaymentsWritten returns the payment records written in [from, to), as
