@@ -33,6 +33,7 @@ import (
 	"bizdata/shared/business"
 	"bizdata/shared/money"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
 
 const usage = `usage:
@@ -530,12 +531,12 @@ func orDash(s *string) string {
 // Complete says the whole ledger was read; then LedgerSum is what its
 // movements add up to, which should be the quantity.
 type ledgerView struct {
-	ItemCode  string             `json:"item_code"`
-	ItemName  string             `json:"item_name"`
-	Quantity  money.Quantity     `json:"quantity"`
-	Movements []api.MovementJSON `json:"movements"`
-	Complete  bool               `json:"complete"`
-	LedgerSum *money.Delta       `json:"ledger_sum,omitempty"`
+	ItemCode  string          `json:"item_code"`
+	ItemName  string          `json:"item_name"`
+	Quantity  money.Quantity  `json:"quantity"`
+	Movements []wire.Movement `json:"movements"`
+	Complete  bool            `json:"complete"`
+	LedgerSum *money.Delta    `json:"ledger_sum,omitempty"`
 }
 
 // printMovements prints up to limit of the item's movements, newest first,
@@ -545,7 +546,7 @@ func printMovements(ctx context.Context, st *store.Store, account, code string, 
 	if err != nil {
 		return err
 	}
-	v := ledgerView{ItemCode: item.ItemCode, ItemName: item.ItemName, Quantity: item.Quantity, Movements: []api.MovementJSON{}}
+	v := ledgerView{ItemCode: item.ItemCode, ItemName: item.ItemName, Quantity: item.Quantity, Movements: []wire.Movement{}}
 	cursor := ""
 	for {
 		page, err := st.ListMovements(ctx, account, code, min(limit-len(v.Movements), 200), cursor)
@@ -553,7 +554,7 @@ func printMovements(ctx context.Context, st *store.Store, account, code string, 
 			return err
 		}
 		for _, m := range page.Items {
-			v.Movements = append(v.Movements, api.NewMovementJSON(m))
+			v.Movements = append(v.Movements, wire.NewMovement(m))
 		}
 		cursor = page.Next
 		if cursor == "" || len(v.Movements) >= limit {

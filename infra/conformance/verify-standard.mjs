@@ -2,7 +2,8 @@
 // merchant's receiver would: argv[2] is the secret (argv[3] "raw" for a secret
 // that is not whsec_<base64>), stdin a JSON object
 // {"headers": {...}, "body": "<raw body>"}. Prints the verified payload's
-// transaction_id, or exits 1 with the library's error.
+// transaction_id (an event's id, for an endpoint's delivery), or exits 1
+// with the library's error.
 import { Webhook } from "standardwebhooks";
 
 let input = "";
@@ -12,7 +13,7 @@ process.stdin.on("end", () => {
   try {
     const options = process.argv[3] === "raw" ? { format: "raw" } : undefined;
     const payload = new Webhook(process.argv[2], options).verify(body, headers);
-    console.log(payload.transaction_id);
+    console.log(payload.transaction_id ?? payload.id);
   } catch (e) {
     console.error(String(e && e.message ? e.message : e));
     process.exit(1);

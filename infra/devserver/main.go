@@ -3,13 +3,14 @@
 // missing, and a demo account whose API key is printed at every start.
 //
 // It also plays Lambda's part for webhooks: it polls the table's stream and
-// feeds payment inserts to the deliver-webhooks handler, and runs the
-// retry-webhooks handler every second.
+// feeds payment, refund and event inserts to the deliver-webhooks handler,
+// and runs the retry-webhooks handler every second.
 //
 // Environment: PORT (default 3000), DYNAMODB_ENDPOINT (default
 // http://localhost:8000), TABLE_NAME (default bizdata), DATA_DIR (default
 // .data, where the demo account's key is kept), API_KEY_CACHE_TTL,
-// WEBHOOK_ALLOW_PRIVATE (default 1 here), WEBHOOK_RETRY_SCHEDULE.
+// WEBHOOK_ALLOW_PRIVATE (default 1 here), WEBHOOK_RETRY_SCHEDULE,
+// WEBHOOK_ENDPOINT_DISABLE_AFTER.
 package main
 
 import (

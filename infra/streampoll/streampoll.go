@@ -31,10 +31,10 @@ const MaximumRetryAttempts = 20
 
 // Poll plays the part of Lambda's stream event source locally: it reads
 // every shard of the table's stream (following new shards as they appear),
-// keeps the records the template's filter would pass (payment inserts), and
-// hands them to the deliver-webhooks handler as an events.DynamoDBEvent.
-// Starting at the trim horizon is safe: a payment seen twice keeps its one
-// delivery.
+// keeps the records the template's filter would pass (payment, refund and
+// event inserts: webhook.Streamed), and hands them to the deliver-webhooks
+// handler as an events.DynamoDBEvent. Starting at the trim horizon is safe:
+// a payment or event seen twice keeps its deliveries, one per target.
 //
 // Like Lambda with ReportBatchItemFailures, it does not move past a record it
 // failed to handle: a batch with failures is handed again from its lowest
@@ -159,7 +159,7 @@ func handleBatch(ctx context.Context, handle Handler, records []st.Record, log *
 				NewImage:       toEvents(r.Dynamodb.NewImage),
 			},
 		}
-		if webhook.IsPaymentInsert(rec) { // the event source mapping's filter
+		if webhook.Streamed(rec) { // the event source mapping's filter
 			ev.Records = append(ev.Records, rec)
 		}
 	}

@@ -10,40 +10,11 @@ import (
 	"bizdata/shared/business"
 	"bizdata/shared/money"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
 
 // Corrections: refunds and voids of sales, and the stock ledger (its
 // adjustments and its list).
-
-type refundLineJSON struct {
-	SalesItemID int            `json:"sales_item_id"`
-	ItemCode    *string        `json:"item_code"`
-	Quantity    money.Quantity `json:"quantity"`
-}
-
-type saleRefundJSON struct {
-	RefundID     string           `json:"refund_id"`
-	InvoiceCode  string           `json:"invoice_code"`
-	Amount       money.Amount     `json:"amount"`
-	Reason       *string          `json:"reason"`
-	RefundMethod string           `json:"refund_method"`
-	IssuedBy     *string          `json:"issued_by"`
-	Lines        []refundLineJSON `json:"lines"`
-	RefundedAt   string           `json:"refunded_at"`
-	CreatedAt    string           `json:"created_at"`
-}
-
-func toRefundJSON(r business.Refund) saleRefundJSON {
-	lines := make([]refundLineJSON, len(r.Lines))
-	for i, l := range r.Lines {
-		lines[i] = refundLineJSON{SalesItemID: l.LineID, ItemCode: nullable(l.ItemCode), Quantity: l.Quantity}
-	}
-	at := r.RefundedAt.Format(business.TimeFormat)
-	return saleRefundJSON{
-		RefundID: r.RefundID, InvoiceCode: r.InvoiceCode, Amount: r.Amount, Reason: nullable(r.Reason),
-		RefundMethod: r.Method, IssuedBy: nullable(r.IssuedBy), Lines: lines, RefundedAt: at, CreatedAt: at,
-	}
-}
 
 // Text limits of corrections' free text.
 const (
@@ -184,27 +155,6 @@ func withEmptyJSON(r *http.Request) *http.Request {
 	return c
 }
 
-// MovementJSON is a stock movement as the API shows it (the admin CLI prints
-// the same).
-type MovementJSON struct {
-	ID            int64          `json:"id"`
-	Kind          string         `json:"kind"`
-	Quantity      money.Delta    `json:"quantity"`
-	QuantityAfter money.Quantity `json:"quantity_after"`
-	Reason        *string        `json:"reason"`
-	Note          *string        `json:"note"`
-	InvoiceCode   *string        `json:"invoice_code"`
-	CreatedAt     string         `json:"created_at"`
-}
-
-// NewMovementJSON returns m as the API shows it.
-func NewMovementJSON(m business.Movement) MovementJSON {
-	return MovementJSON{
-		ID: m.ID, Kind: m.Kind, Quantity: m.Change, QuantityAfter: m.After, Reason: nullable(m.Reason),
-		Note: nullable(m.Note), InvoiceCode: nullable(m.InvoiceCode), CreatedAt: m.CreatedAt.Format(business.TimeFormat),
-	}
-}
-
 type adjustmentRequest struct {
 	Quantity Opt[money.Delta] `json:"quantity"`
 	Reason   Opt[string]      `json:"reason"`
@@ -239,7 +189,7 @@ func adjustStock(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 		return s.refuse(w, r, acct, idem, err)
 	}
 	resp, err := s.store.AdjustStock(r.Context(), acct.ID, code, req.Quantity.V, reason, note, idem, func(m store.ItemMove) ([]byte, error) {
-		return successBody(http.StatusOK, "Stock adjusted", map[string]any{"items": toItemJSON(m.Item), "movement": NewMovementJSON(m.Movement)})
+		return successBody(http.StatusOK, "Stock adjusted", map[string]any{"items": wire.NewItem(m.Item), "movement": wire.NewMovement(m.Movement)})
 	})
 	return writeCreated(w, resp, err)
 }
@@ -257,5 +207,5 @@ func listMovements(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 	if err != nil {
 		return err
 	}
-	return writePage(w, "Movements", "movements", page, NewMovementJSON)
+	return writePage(w, "Movements", "movements", page, wire.NewMovement)
 }

@@ -27,7 +27,7 @@ func TestGeneratedCodeNamesTheSaleInTheLedger(t *testing.T) {
 }
 
 // TestEditMayNotPassTheStockedItemBound: an edit that would take a sale past
-// 48 distinct stocked items is refused, naming items (so every sale can be
+// 23 distinct stocked items (store.MaxStockedItemsPerSale) is refused, naming items (so every sale can be
 // voided in one transaction), and changes nothing.
 func TestEditMayNotPassTheStockedItemBound(t *testing.T) {
 	t.Parallel()
@@ -40,19 +40,19 @@ func TestEditMayNotPassTheStockedItemBound(t *testing.T) {
 		}
 		return l, fmt.Sprintf("%d.00", n)
 	}
-	for i := range 49 {
+	for i := range 24 {
 		want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": fmt.Sprintf("IT-%02d", i), "item_name": fmt.Sprintf("Thing %d", i),
 			"category_id": 1, "item_price": "1.00", "quantity": "5"}), 200, "")
 	}
-	l, total := lines(40)
+	l, total := lines(20)
 	want(t, e.post("/api/v1/sales/add", map[string]any{"invoice_code": "300001", "customer_id": 1, "sub_total_amount": total, "total_amount": total,
 		"amount_paid": "0", "invoice_type": "main", "payment_type": "None", "due_date": "2026-12-31", "items": l}), 200, "")
-	l, total = lines(49)
+	l, total = lines(24)
 	r := e.put("/api/v1/sales/edit/300001", map[string]any{"invoice_code": "300001", "invoice_number": "INV-300001", "customer_id": 1,
 		"sub_total_amount": total, "total_amount": total, "amount_paid": "0", "items": l})
-	wantField(t, r, "items", "48")
-	if q := dataAs[itemWire](t, e.get("/api/v1/inventory/items/IT-45"), "Item found", "items").Quantity; q != "5" {
-		t.Fatalf("a refused edit moved stock: IT-45 has %s", q)
+	wantField(t, r, "items", "23")
+	if q := dataAs[itemWire](t, e.get("/api/v1/inventory/items/IT-22"), "Item found", "items").Quantity; q != "5" {
+		t.Fatalf("a refused edit moved stock: IT-22 has %s", q)
 	}
 	want(t, e.post(voidPath("300001"), nil), 200, "Sale voided")
 }

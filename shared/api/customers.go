@@ -7,25 +7,8 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
-
-// customerJSON is a customer on the wire.
-type customerJSON struct {
-	ID        int64  `json:"id"`
-	Name      string `json:"name"`
-	Email     string `json:"email"`
-	Phone     string `json:"phone"`
-	Address   string `json:"address"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-}
-
-func toCustomerJSON(c business.Customer) customerJSON {
-	return customerJSON{
-		ID: c.ID, Name: c.Name, Email: c.Email, Phone: c.Phone, Address: c.Address,
-		CreatedAt: c.CreatedAt.Format(business.TimeFormat), UpdatedAt: c.UpdatedAt.Format(business.TimeFormat),
-	}
-}
 
 // customerRequest is the body of add and edit.
 type customerRequest struct {
@@ -40,7 +23,7 @@ var customerKind = kind[int64, business.Customer]{
 	noun: "Customer", nouns: "Customers", plural: "customers", one: "customers",
 	key:     byID("Customer not found"),
 	version: func(c business.Customer) int64 { return c.Version },
-	json:    func(c business.Customer) any { return toCustomerJSON(c) },
+	json:    func(c business.Customer) any { return wire.NewCustomer(c) },
 }
 
 // apply copies the fields the request lists onto c (null clears a field),

@@ -6,27 +6,8 @@ import (
 	"bizdata/shared/business"
 	"bizdata/shared/money"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
-
-type expenseJSON struct {
-	ID            int64        `json:"id"`
-	ExpenseType   string       `json:"expense_type"`
-	Description   string       `json:"expense_description,omitempty"`
-	Amount        money.Amount `json:"expense_amount"`
-	PaymentMethod string       `json:"payment_method"`
-	Image         *string      `json:"expense_image"`
-	CreatedBy     string       `json:"created_by"`
-	CreatedAt     string       `json:"created_at"`
-	UpdatedAt     string       `json:"updated_at"`
-}
-
-func toExpenseJSON(e business.Expense) expenseJSON {
-	return expenseJSON{
-		ID: e.ID, ExpenseType: e.ExpenseType, Description: e.Description, Amount: e.Amount,
-		PaymentMethod: e.PaymentMethod, Image: nullable(e.Image), CreatedBy: e.CreatedBy,
-		CreatedAt: e.CreatedAt.Format(business.TimeFormat), UpdatedAt: e.UpdatedAt.Format(business.TimeFormat),
-	}
-}
 
 // expenseRequest is the body of add and edit; both require the same fields.
 type expenseRequest struct {
@@ -55,7 +36,7 @@ var expenseKind = kind[int64, business.Expense]{
 	noun: "Expense", nouns: "Expenses", plural: "expenses", one: "expense",
 	key:     byID("Expense not found"),
 	version: func(e business.Expense) int64 { return e.Version },
-	json:    func(e business.Expense) any { return toExpenseJSON(e) },
+	json:    func(e business.Expense) any { return wire.NewExpense(e) },
 }
 
 func (req expenseRequest) apply(e *business.Expense) error {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,20 +8,8 @@ import (
 	"bizdata/shared/business"
 	"bizdata/shared/money"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
-
-type categoryJSON struct {
-	ID          int64  `json:"id"`
-	Name        string `json:"category_name"`
-	Description string `json:"description"`
-	CreatedAt   string `json:"created_at"`
-	UpdatedAt   string `json:"updated_at"`
-}
-
-func toCategoryJSON(c business.Category) categoryJSON {
-	return categoryJSON{ID: c.ID, Name: c.Name, Description: c.Description,
-		CreatedAt: c.CreatedAt.Format(business.TimeFormat), UpdatedAt: c.UpdatedAt.Format(business.TimeFormat)}
-}
 
 type categoryRequest struct {
 	Name        Opt[string] `json:"category_name"`
@@ -34,7 +21,7 @@ var categoryKind = kind[int64, business.Category]{
 	noun: "Category", nouns: "Categories", plural: "categories", one: "categories",
 	key:     byID("Category not found"),
 	version: func(c business.Category) int64 { return c.Version },
-	json:    func(c business.Category) any { return toCategoryJSON(c) },
+	json:    func(c business.Category) any { return wire.NewCategory(c) },
 }
 
 func (req categoryRequest) apply(c *business.Category) error {
@@ -65,56 +52,6 @@ func toCategory(body []byte) (business.Category, error) {
 
 func editCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	return editRecord(w, r, acct, categoryKind, decodeJSON[categoryRequest], s.store.UpdateCategory)
-}
-
-// itemJSON is an item on the wire: prices are JSON numbers and quantities
-// strings, as the description types them.
-type itemJSON struct {
-	ID              int64          `json:"id"`
-	ItemCode        string         `json:"item_code"`
-	ItemName        string         `json:"item_name"`
-	Images          []imageJSON    `json:"item_images"`
-	CategoryID      int64          `json:"category_id"`
-	Unit            string         `json:"unit"`
-	Description     string         `json:"description"`
-	UnitCost        json.Number    `json:"unit_cost"`
-	ItemPrice       json.Number    `json:"item_price"`
-	PreviousPrice   json.Number    `json:"previous_price"`
-	Quantity        money.Quantity `json:"quantity"`
-	MinimumQtyAlert money.Quantity `json:"minimum_qty_alert"`
-	Online          int            `json:"online"`
-	Status          string         `json:"status"`
-	Barcode         string         `json:"barcode"`
-	SKU             string         `json:"sku"`
-	WarehouseID     int64          `json:"warehouse_id"`
-	Location        string         `json:"item_location"`
-	Slug            string         `json:"item_slug"`
-	CreatedAt       string         `json:"created_at"`
-	UpdatedAt       string         `json:"updated_at"`
-}
-
-type imageJSON struct {
-	ID  int64  `json:"id"`
-	URL string `json:"image_url"`
-}
-
-func toItemJSON(x business.Item) itemJSON {
-	imgs := make([]imageJSON, len(x.Images))
-	for i, img := range x.Images {
-		imgs[i] = imageJSON{ID: img.ID, URL: img.URL}
-	}
-	online := 0
-	if x.Online {
-		online = 1
-	}
-	return itemJSON{
-		ID: x.ID, ItemCode: x.ItemCode, ItemName: x.ItemName, Images: imgs, CategoryID: x.CategoryID,
-		Unit: x.Unit, Description: x.Description, UnitCost: json.Number(x.UnitCost.String()),
-		ItemPrice: json.Number(x.ItemPrice.String()), PreviousPrice: json.Number(x.PreviousPrice.String()),
-		Quantity: x.Quantity, MinimumQtyAlert: x.MinimumQtyAlert, Online: online, Status: x.Status(),
-		Barcode: x.Barcode, SKU: x.SKU, WarehouseID: x.WarehouseID, Location: x.Location, Slug: x.Slug,
-		CreatedAt: x.CreatedAt.Format(business.TimeFormat), UpdatedAt: x.UpdatedAt.Format(business.TimeFormat),
-	}
 }
 
 // Flag is the online flag: 0/1 or false/true.
@@ -209,7 +146,7 @@ var itemKind = kind[string, business.Item]{
 		return pathCode(r, "item_code", business.ValidItemCode, "Item not found")
 	},
 	version: func(x business.Item) int64 { return x.Version },
-	json:    func(x business.Item) any { return toItemJSON(x) },
+	json:    func(x business.Item) any { return wire.NewItem(x) },
 }
 
 func listItems(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -118,6 +119,12 @@ func TestOpenAPIConformance(t *testing.T) {
 		{"POST", "/api/v1/inventory/items/NOPE/adjustments", map[string]any{"quantity": "1", "reason": "received"}, nil, 404},
 		{"GET", "/api/v1/inventory/items/RICE-1/movements?limit=2", nil, nil, 200},
 		{"GET", "/api/v1/inventory/items/NOPE/movements", nil, nil, 404},
+		{"GET", "/api/v1/events", nil, nil, 200},
+		{"GET", "/api/v1/events?type=sale.*&limit=3", nil, nil, 200},
+		{"GET", "/api/v1/events?resource_id=RICE-1", nil, nil, 200},
+		{"GET", "/api/v1/events?since=" + url.QueryEscape(time.Now().UTC().Add(-time.Hour).Format("2006-01-02 15:04:05")), nil, nil, 200},
+		{"GET", "/api/v1/events?type=sale.deleted", nil, nil, 400},
+		{"GET", "/api/v1/events/evt_000000000000000000000000", nil, nil, 404},
 		{"GET", "/api/v1/user/webhook", nil, nil, 200},
 		{"POST", "/api/v1/user/webhook/test", nil, nil, 400},
 		{"PUT", "/api/v1/user/webhook", map[string]any{"callback_url": "http://insecure.example.com/h"}, nil, 400},

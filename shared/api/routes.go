@@ -54,6 +54,18 @@ var Routes = []Route{
 	{"add-customer", http.MethodPost, "/api/v1/customers/add", authOther, addCustomer},
 	{"edit-customer", http.MethodPut, "/api/v1/customers/{id}", authOther, editCustomer},
 
+	{"list-events", http.MethodGet, "/api/v1/events", authOther, listEvents},
+	{"get-event", http.MethodGet, "/api/v1/events/{id}", authOther, getEvent},
+
+	{"list-webhook-endpoints", http.MethodGet, "/api/v1/webhook-endpoints", authOther, listEndpoints},
+	{"add-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints", authOther, addEndpoint},
+	{"get-webhook-endpoint", http.MethodGet, "/api/v1/webhook-endpoints/{id}", authOther, getEndpoint},
+	{"edit-webhook-endpoint", http.MethodPut, "/api/v1/webhook-endpoints/{id}", authOther, editEndpoint},
+	{"delete-webhook-endpoint", http.MethodDelete, "/api/v1/webhook-endpoints/{id}", authOther, deleteEndpoint},
+	{"rotate-endpoint-secret", http.MethodPost, "/api/v1/webhook-endpoints/{id}/rotate-secret", authOther, rotateEndpointSecret},
+	{"replay-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints/{id}/replay", authOther, replayEndpoint},
+	{"list-endpoint-deliveries", http.MethodGet, "/api/v1/webhook-endpoints/{id}/deliveries", authOther, listEndpointDeliveries},
+
 	{"get-webhook-settings", http.MethodGet, "/api/v1/user/webhook", authSales, getWebhook},
 	{"update-webhook-settings", http.MethodPut, "/api/v1/user/webhook", authSales, updateWebhook},
 	{"test-webhook", http.MethodPost, "/api/v1/user/webhook/test", authSales, testWebhook},

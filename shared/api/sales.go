@@ -4,127 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"bizdata/shared/business"
 	"bizdata/shared/money"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
-
-// saleJSON is a sale on the wire, typed as the description types it:
-// invoice_code a number, customer_id a string, money as "10.00" strings.
-type saleJSON struct {
-	ID                  int64         `json:"id"`
-	InvoiceCode         json.Number   `json:"invoice_code"`
-	InvoiceNumber       string        `json:"invoice_number"`
-	CustomerID          string        `json:"customer_id"`
-	SubTotal            money.Amount  `json:"sub_total_amount"`
-	Total               money.Amount  `json:"total_amount"`
-	AmountPaid          money.Amount  `json:"amount_paid"`
-	Discount            *money.Amount `json:"discount"`
-	InvoiceType         string        `json:"invoice_type"`
-	InvoiceColour       *string       `json:"invoice_colour"`
-	InvoiceNote         *string       `json:"invoice_note"`
-	InvoiceTerms        *string       `json:"invoice_terms"`
-	PaymentInternalNote *string       `json:"payment_internal_note"`
-	PaymentDate         *string       `json:"payment_date"`
-	PaymentType         string        `json:"payment_type"`
-	PaymentStatus       string        `json:"payment_status"`
-	IssuedBy            string        `json:"issued_by"`
-	DueDate             string        `json:"due_date"`
-	ReminderDate        *string       `json:"reminder_date"`
-	ReminderMessage     *string       `json:"reminder_message"`
-	AmountRefunded      money.Amount  `json:"amount_refunded"`
-	VoidReason          *string       `json:"void_reason"`
-	VoidedAt            *string       `json:"voided_at"`
-	CreatedAt           string        `json:"created_at"`
-	UpdatedAt           string        `json:"updated_at"`
-}
-
-type saleLineJSON struct {
-	ID            int            `json:"id"`
-	InvoiceCode   string         `json:"invoice_code"`
-	InvoiceNumber string         `json:"invoice_number"`
-	ItemCode      *string        `json:"item_code"`
-	ItemName      string         `json:"item_name"`
-	Description   string         `json:"description"`
-	UnitPrice     money.Amount   `json:"unit_price"`
-	Quantity      money.Quantity `json:"quantity"`
-	Tax           money.Amount   `json:"tax"`
-	Returned      money.Quantity `json:"quantity_returned"`
-	CreatedAt     string         `json:"created_at"`
-	UpdatedAt     string         `json:"updated_at"`
-}
-
-type salePaymentJSON struct {
-	TransactionID       string       `json:"transaction_id"`
-	InvoiceCode         string       `json:"invoice_code"`
-	CustomerName        string       `json:"customer_name"`
-	AmountPaid          money.Amount `json:"amount_paid"`
-	PaymentMethod       string       `json:"payment_method"`
-	InternalPaymentNote *string      `json:"internal_payment_note"`
-	IssuedBy            string       `json:"issued_by"`
-	PaymentAt           string       `json:"payment_at"`
-	CreatedAt           string       `json:"created_at"`
-	UpdatedAt           string       `json:"updated_at"`
-}
-
-// nullable sends an empty text field as null.
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func toSaleJSON(s business.Sale) saleJSON {
-	var voided *string
-	if !s.VoidedAt.IsZero() {
-		v := s.VoidedAt.Format(business.TimeFormat)
-		voided = &v
-	}
-	return saleJSON{
-		AmountRefunded: s.AmountRefunded, VoidReason: nullable(s.VoidReason), VoidedAt: voided,
-		ID: s.ID, InvoiceCode: json.Number(s.InvoiceCode), InvoiceNumber: s.InvoiceNumber,
-		CustomerID: strconv.FormatInt(s.CustomerID, 10), SubTotal: s.SubTotal, Total: s.Total,
-		AmountPaid: s.AmountPaid, Discount: s.Discount, InvoiceType: s.InvoiceType,
-		InvoiceColour: nullable(s.InvoiceColour), InvoiceNote: nullable(s.InvoiceNote),
-		InvoiceTerms: nullable(s.InvoiceTerms), PaymentInternalNote: nullable(s.PaymentInternalNote),
-		PaymentDate: nullable(s.PaymentDate), PaymentType: s.PaymentType, PaymentStatus: s.PaymentStatus,
-		IssuedBy: s.IssuedBy, DueDate: s.DueDate, ReminderDate: nullable(s.ReminderDate),
-		ReminderMessage: nullable(s.ReminderMessage),
-		CreatedAt:       s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
-	}
-}
-
-// saleData is the data of every single-sale response: the sale, its lines
-// and its payments under the description's three keys, and its refunds.
-func saleData(rec store.SaleRecord) map[string]any {
-	s := rec.Sale
-	lines := make([]saleLineJSON, len(s.Lines))
-	for i, l := range s.Lines {
-		lines[i] = saleLineJSON{
-			ID: i + 1, InvoiceCode: s.InvoiceCode, InvoiceNumber: s.InvoiceNumber, ItemCode: nullable(l.ItemCode),
-			ItemName: l.ItemName, Description: l.Description, UnitPrice: l.UnitPrice, Quantity: l.Quantity, Tax: l.Tax,
-			Returned: l.Returned, CreatedAt: s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
-		}
-	}
-	pays := make([]salePaymentJSON, len(rec.Payments))
-	for i, p := range rec.Payments {
-		at := p.PaymentAt.Format(business.TimeFormat)
-		pays[i] = salePaymentJSON{
-			TransactionID: p.TransactionID, InvoiceCode: p.InvoiceCode, CustomerName: p.CustomerName,
-			AmountPaid: p.Amount, PaymentMethod: p.Method, InternalPaymentNote: nullable(p.InternalNote),
-			IssuedBy: p.IssuedBy, PaymentAt: at, CreatedAt: at, UpdatedAt: at,
-		}
-	}
-	refunds := make([]saleRefundJSON, len(rec.Refunds))
-	for i, r := range rec.Refunds {
-		refunds[i] = toRefundJSON(r)
-	}
-	return map[string]any{"sales": toSaleJSON(s), "sales-item": lines, "sales-payment": pays, "sales-refund": refunds}
-}
 
 // saleRequest is the body of add and edit.
 type saleRequest struct {
@@ -381,5 +267,11 @@ func listSales(s *Server, w http.ResponseWriter, r *http.Request, acct business.
 	if err != nil {
 		return err
 	}
-	return writePage(w, "Sales", "sales", page, toSaleJSON)
+	return writePage(w, "Sales", "sales", page, wire.NewSale)
+}
+
+// saleData is the data of every single-sale response: the sale, its lines
+// and its payments under the description's three keys, and its refunds.
+func saleData(rec store.SaleRecord) map[string]any {
+	return wire.SaleData(rec.Sale, rec.Payments, rec.Refunds)
 }

@@ -15,6 +15,7 @@ import (
 	"bizdata/shared/business"
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
+	"bizdata/shared/wire"
 )
 
 // The merchant's own settings: its webhook, its deliveries, its API key,
@@ -29,9 +30,9 @@ type webhookJSON struct {
 }
 
 func toWebhookJSON(a business.Account, w store.WebhookSettings) webhookJSON {
-	j := webhookJSON{CallbackURL: nullable(w.CallbackURL), Signed: w.Signed, BusinessCode: a.BusinessCode, Currency: a.Currency}
+	j := webhookJSON{CallbackURL: wire.Nullable(w.CallbackURL), Signed: w.Signed, BusinessCode: a.BusinessCode, Currency: a.Currency}
 	if !w.UpdatedAt.IsZero() {
-		j.UpdatedAt = nullable(w.UpdatedAt.Format(business.TimeFormat))
+		j.UpdatedAt = wire.Nullable(w.UpdatedAt.Format(business.TimeFormat))
 	}
 	return j
 }
@@ -156,17 +157,17 @@ func NewDeliveryJSON(d business.Delivery) DeliveryJSON {
 		InvoiceCode string `json:"invoice_code"`
 	}
 	_ = json.Unmarshal(d.Payload, &p)
-	j := DeliveryJSON{TransactionID: d.TransactionID, WebhookID: d.WebhookID, InvoiceCode: nullable(p.InvoiceCode), Amount: p.Amount,
+	j := DeliveryJSON{TransactionID: d.TransactionID, WebhookID: d.WebhookID, InvoiceCode: wire.Nullable(p.InvoiceCode), Amount: p.Amount,
 		State: d.State, Attempts: make([]DeliveryAttemptJSON, len(d.Attempts)), CreatedAt: d.CreatedAt.Format(business.TimeFormat)}
 	for i, a := range d.Attempts {
-		j.Attempts[i] = DeliveryAttemptJSON{At: a.At.Format(business.TimeFormat), LatencyMS: a.LatencyMS, Error: nullable(a.Error)}
+		j.Attempts[i] = DeliveryAttemptJSON{At: a.At.Format(business.TimeFormat), LatencyMS: a.LatencyMS, Error: wire.Nullable(a.Error)}
 		if a.Status != 0 {
 			st := a.Status
 			j.Attempts[i].StatusCode = &st
 		}
 	}
 	if d.Waiting() {
-		j.NextAttemptAt = nullable(d.NextAt.UTC().Format(business.TimeFormat))
+		j.NextAttemptAt = wire.Nullable(d.NextAt.UTC().Format(business.TimeFormat))
 	}
 	return j
 }
@@ -247,7 +248,7 @@ func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	tx := "test_" + hex.EncodeToString(b)
 	d := business.Delivery{AccountID: a.ID, TransactionID: tx, WebhookID: "msg_" + tx, Payload: webhook.NewTestPayload(a, tx)}
 	attempt, ok := s.sender.SendWithin(r.Context(), d, wh.CallbackURL, wh.CallbackSecret, now, webhook.TestTimeout)
-	out := map[string]any{"webhook_id": d.WebhookID, "delivered": ok, "status_code": nil, "latency_ms": attempt.LatencyMS, "error": nullable(attempt.Error)}
+	out := map[string]any{"webhook_id": d.WebhookID, "delivered": ok, "status_code": nil, "latency_ms": attempt.LatencyMS, "error": wire.Nullable(attempt.Error)}
 	if attempt.Status != 0 {
 		out["status_code"] = attempt.Status
 	}

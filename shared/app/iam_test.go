@@ -188,6 +188,54 @@ func TestIAMMatchesCode(t *testing.T) {
 		}
 	}
 
+	// Webhook endpoints: created (their secret written blind), edited,
+	// disabled by the dispatcher (which records an event) and enabled again
+	// (their queue restarted), rotated, replayed (the event's delivery
+	// created, the queue woken), listed and deleted.
+	endpoint := func(body string) string {
+		t.Helper()
+		var out struct {
+			Data struct {
+				WebhookEndpoint struct {
+					ID string `json:"id"`
+				} `json:"webhook_endpoint"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(body), &out); err != nil || out.Data.WebhookEndpoint.ID == "" {
+			t.Fatalf("no endpoint id in %s", body)
+		}
+		return out.Data.WebhookEndpoint.ID
+	}
+	code, body := call("add-webhook-endpoint", "POST", "/api/v1/webhook-endpoints", `{"url":"https://hooks.example.com/e","enabled_events":["*"]}`)
+	if code != 200 {
+		t.Fatalf("add-webhook-endpoint: %d %s", code, body)
+	}
+	ep := "/api/v1/webhook-endpoints/" + endpoint(body)
+	if _, err := st.DisableEndpoint(ctx, a.ID, endpoint(body), "failing", time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		function, method, path, body string
+		want                         int
+	}{
+		{"list-webhook-endpoints", "GET", "/api/v1/webhook-endpoints", "", 200},
+		{"get-webhook-endpoint", "GET", ep, "", 200},
+		{"edit-webhook-endpoint", "PUT", ep, `{"description":"Orders"}`, 200},
+		{"edit-webhook-endpoint", "PUT", ep, `{"status":"enabled"}`, 200},
+		{"rotate-endpoint-secret", "POST", ep + "/rotate-secret", "", 200},
+		{"replay-webhook-endpoint", "POST", ep + "/replay", `{"since":"` + time.Now().UTC().Add(-time.Minute).Format(business.TimeFormat) + `"}`, 200},
+		{"list-endpoint-deliveries", "GET", ep + "/deliveries", "", 200},
+		{"delete-webhook-endpoint", "DELETE", ep, "", 200},
+	} {
+		got, body := call(s.function, s.method, s.path, s.body)
+		if got != s.want {
+			t.Fatalf("%s %s %s: %d, want %d: %s", s.function, s.method, s.path, got, s.want, body)
+		}
+		if s.function == "replay-webhook-endpoint" && strings.Contains(body, `"queued":0`) {
+			t.Fatalf("the replay queued nothing: %s", body)
+		}
+	}
+
 	// The webhook functions: a payment delivered to a receiver that fails
 	// (deliver-webhooks), then its retry (retry-webhooks).
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))

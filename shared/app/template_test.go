@@ -207,11 +207,11 @@ func TestEveryFunctionIsDeclared(t *testing.T) {
 	if d := cmp.Diff(folders, declared); d != "" {
 		t.Errorf("functions/ and template.yaml differ (-folders +template):\n%s", d)
 	}
-	// The stream's filter passes payment and refund inserts only, as the
-	// devserver's poller (webhook.IsPaymentInsert) does.
+	// The stream's filter passes payment, refund and event inserts only, as
+	// the devserver's poller (webhook.Streamed) does.
 	ev := tpl.Resources["DeliverWebhooksFunction"].Properties["Events"].(map[string]any)["PaymentInserts"].(map[string]any)["Properties"].(map[string]any)
 	pattern := ev["FilterCriteria"].(map[string]any)["Filters"].([]any)[0].(map[string]any)["Pattern"].(string)
-	if pattern != `{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"type": {"S": ["payment", "refund"]}}}}` {
+	if pattern != `{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"type": {"S": ["payment", "refund", "event"]}}}}` {
 		t.Errorf("stream filter %s", pattern)
 	}
 	if fmt.Sprint(ev["FunctionResponseTypes"]) != "[ReportBatchItemFailures]" || ev["BisectBatchOnFunctionError"] != true {
@@ -224,14 +224,17 @@ func TestEveryFunctionIsDeclared(t *testing.T) {
 // item under it by an IAM condition on dynamodb:LeadingKeys.
 func TestSecretsOnlyForSigners(t *testing.T) {
 	tpl := loadTemplate(t)
-	// The functions that sign deliveries read secrets; the one that sets
-	// them may write but not read them.
+	// The functions that sign deliveries read secrets; no other may.
 	signers := map[string]bool{"RetryWebhooksFunction": true, "TestWebhookFunction": true}
+	// The functions that set, create, rotate or delete secrets write their
+	// items blind: denied reads, not writes.
+	writers := map[string]bool{"UpdateWebhookSettingsFunction": true, "AddWebhookEndpointFunction": true,
+		"RotateEndpointSecretFunction": true, "DeleteWebhookEndpointFunction": true}
 	for id, r := range tpl.Resources {
 		if r.Type != "AWS::Serverless::Function" {
 			continue
 		}
-		denied, reads := false, false
+		denied, reads, deniedWrites := false, false, false
 		policies, _ := r.Properties["Policies"].([]any)
 		for _, p := range policies {
 			doc, _ := p.(map[string]any)
@@ -250,6 +253,10 @@ func TestSecretsOnlyForSigners(t *testing.T) {
 				if s["Effect"] == "Deny" && deniesReads && len(keys) == 1 && keys[0] == store.SecretKeyPrefix+"*" {
 					denied = true
 				}
+				if s["Effect"] == "Deny" && (reads == "dynamodb:*" || strings.Contains(reads, "dynamodb:PutItem") ||
+					strings.Contains(reads, "dynamodb:UpdateItem") || strings.Contains(reads, "dynamodb:DeleteItem")) {
+					deniedWrites = true
+				}
 			}
 		}
 		if signers[id] && denied {
@@ -257,6 +264,9 @@ func TestSecretsOnlyForSigners(t *testing.T) {
 		}
 		if !signers[id] && reads && !denied {
 			t.Errorf("%s can read callback secrets: its policy lacks the Deny on %s*", id, store.SecretKeyPrefix)
+		}
+		if writers[id] && deniedWrites {
+			t.Errorf("%s writes secret items but its policy denies writes to them: deny only the reads", id)
 		}
 	}
 }

@@ -31,8 +31,10 @@ const (
 
 // NewWebhookService builds the webhook service from the environment:
 // WEBHOOK_ALLOW_PRIVATE=1 lets deliveries reach private addresses (local
-// development only) and WEBHOOK_RETRY_SCHEDULE (e.g. "1s,2s,4s") replaces the
-// three-day retry schedule.
+// development only), WEBHOOK_RETRY_SCHEDULE (e.g. "1s,2s,4s") replaces the
+// three-day retry schedule and WEBHOOK_ENDPOINT_DISABLE_AFTER (a Go
+// duration, e.g. "30s") how long an endpoint's attempts may all fail before
+// it is disabled (business.EndpointDisableAfter).
 func NewWebhookService(ctx context.Context, c Config) (*webhook.Service, error) {
 	st, err := NewStore(ctx, c)
 	if err != nil {
@@ -44,8 +46,16 @@ func NewWebhookService(ctx context.Context, c Config) (*webhook.Service, error) 
 			return nil, err
 		}
 	}
+	disableAfter := business.EndpointDisableAfter
+	if v := os.Getenv("WEBHOOK_ENDPOINT_DISABLE_AFTER"); v != "" {
+		if disableAfter, err = time.ParseDuration(v); err != nil || disableAfter <= 0 {
+			return nil, fmt.Errorf("WEBHOOK_ENDPOINT_DISABLE_AFTER %q: want a positive duration such as 120h", v)
+		}
+	}
 	sender := webhook.NewSender(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
-	return webhook.NewService(st, sender, schedule, Logger()), nil
+	svc := webhook.NewService(st, sender, schedule, Logger())
+	svc.DisableAfter = disableAfter
+	return svc, nil
 }
 
 // RunDeliverWebhooks starts the stream-triggered function that records each

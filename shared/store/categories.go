@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
 // Inventory categories: names unique per account, ignoring case.
@@ -49,10 +50,13 @@ func (s *Store) CreateCategory(ctx context.Context, account string, c business.C
 			if err != nil {
 				return nil, nil, err
 			}
-			return []txItem{
+			ev := newEvents(account, now)
+			ev.add(business.EventCategoryCreated, categoryResource(c), wire.CategoryData(c))
+			actions, err := s.withEvents([]txItem{
 				{action: put(s.table, categoryItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry},
 				s.guardPut(account, "category_name", business.NameKey(c.Name), strconv.FormatInt(id, 10), nameTaken(c.Name)),
-			}, body, nil
+			}, ev)
+			return actions, body, err
 		},
 	})
 }
@@ -71,7 +75,9 @@ func (s *Store) UpdateCategory(ctx context.Context, account string, id int64, ed
 					s.guardPut(account, "category_name", business.NameKey(c.Name), strconv.FormatInt(id, 10), nameTaken(c.Name)),
 					s.guardDelete(account, "category_name", business.NameKey(old.Name)))
 			}
-			return actions, nil
+			ev := newEvents(account, c.UpdatedAt)
+			ev.add(business.EventCategoryUpdated, categoryResource(*c), wire.CategoryData(*c))
+			return s.withEvents(actions, ev)
 		})
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
 func customerKey(account string, id int64) attrs {
@@ -50,7 +51,10 @@ func (s *Store) CreateCustomer(ctx context.Context, account string, c business.C
 			if err != nil {
 				return nil, nil, err
 			}
-			return []txItem{{action: put(s.table, customerItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry}}, body, nil
+			ev := newEvents(account, now)
+			ev.add(business.EventCustomerCreated, customerResource(c), wire.CustomerData(c))
+			actions, err := s.withEvents([]txItem{{action: put(s.table, customerItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry}}, ev)
+			return actions, body, err
 		},
 	})
 }
@@ -71,7 +75,9 @@ func (s *Store) UpdateCustomer(ctx context.Context, account string, id int64, ed
 	return editRecord(ctx, s, customerKey(account, id), "Customer not found", customerFrom, edit,
 		func(old business.Customer, c *business.Customer) ([]txItem, error) {
 			c.Version, c.UpdatedAt = old.Version+1, s.stamp()
-			return []txItem{s.guardedPut(customerItem(account, *c), old.Version)}, nil
+			ev := newEvents(account, c.UpdatedAt)
+			ev.add(business.EventCustomerUpdated, customerResource(*c), wire.CustomerData(*c))
+			return s.withEvents([]txItem{s.guardedPut(customerItem(account, *c), old.Version)}, ev)
 		})
 }
 

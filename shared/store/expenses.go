@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
 func expenseKey(account string, id int64) attrs {
@@ -46,7 +47,10 @@ func (s *Store) CreateExpense(ctx context.Context, account string, e business.Ex
 			if err != nil {
 				return nil, nil, err
 			}
-			return []txItem{{action: put(s.table, expenseItem(account, e), "attribute_not_exists(PK)"), onFail: errRetry}}, body, nil
+			ev := newEvents(account, now)
+			ev.add(business.EventExpenseCreated, expenseResource(e), wire.ExpenseData(e))
+			actions, err := s.withEvents([]txItem{{action: put(s.table, expenseItem(account, e), "attribute_not_exists(PK)"), onFail: errRetry}}, ev)
+			return actions, body, err
 		},
 	})
 }
@@ -66,7 +70,9 @@ func (s *Store) UpdateExpense(ctx context.Context, account string, id int64, edi
 	return editRecord(ctx, s, expenseKey(account, id), "Expense not found", expenseFrom, edit,
 		func(old business.Expense, e *business.Expense) ([]txItem, error) {
 			e.Version, e.UpdatedAt = old.Version+1, s.stamp()
-			return []txItem{s.guardedPut(expenseItem(account, *e), old.Version)}, nil
+			ev := newEvents(account, e.UpdatedAt)
+			ev.add(business.EventExpenseUpdated, expenseResource(*e), wire.ExpenseData(*e))
+			return s.withEvents([]txItem{s.guardedPut(expenseItem(account, *e), old.Version)}, ev)
 		})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/money"
+	"bizdata/shared/wire"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -139,7 +140,10 @@ func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem 
 				m := business.Movement{ID: x.Version, ItemCode: x.ItemCode, Kind: business.MoveInitial, Change: x.Quantity.Delta(), After: x.Quantity, CreatedAt: now}
 				actions = append(actions, txItem{action: put(s.table, movementItem(account, m), "attribute_not_exists(PK)"), onFail: codeTaken})
 			}
-			return actions, body, nil
+			ev := newEvents(account, now)
+			ev.add(business.EventItemCreated, itemResource(x), wire.ItemData(x))
+			actions, err = s.withEvents(actions, ev)
+			return actions, body, err
 		},
 	})
 }
@@ -218,7 +222,9 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 					actions = append(actions, s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry), s.guardDelete(account, "item_slug", old.Slug))
 				}
 			}
-			return append(actions, s.guardedPut(invItem(account, *x), old.Version)), nil
+			ev := newEvents(account, x.UpdatedAt)
+			ev.item(business.EventItemUpdated, *x, old.Quantity)
+			return s.withEvents(append(actions, s.guardedPut(invItem(account, *x), old.Version)), ev)
 		})
 }
 
@@ -247,9 +253,13 @@ func (s *Store) AdjustStock(ctx context.Context, account, code string, change mo
 			}
 			return nil, nil, business.FieldErrors{"quantity": msg}.Err()
 		}
+		ev := newEvents(account, now)
 		actions, moved, err := s.stockActions(account, map[string]money.Delta{code: change.Neg()}, map[string]attrs{code: it}, now,
-			stockCause{kind: business.MoveAdjustment, reason: reason, note: note})
+			stockCause{kind: business.MoveAdjustment, reason: reason, note: note}, ev)
 		if err != nil {
+			return nil, nil, err
+		}
+		if actions, err = s.withEvents(actions, ev); err != nil {
 			return nil, nil, err
 		}
 		body, err := render(ItemMove{Item: moved[code].item, Movement: moved[code].move})

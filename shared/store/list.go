@@ -42,6 +42,8 @@ type query struct {
 	limit  int
 	cursor string
 	views  bool // the records listed have views (see view.go)
+	// forward reads oldest first; lists read newest (or latest) first.
+	forward bool
 }
 
 func (q query) keyNames() (string, string) {
@@ -108,7 +110,7 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 		KeyConditionExpression:    aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-		ScanIndexForward:          aws.Bool(false), // newest (or latest) first
+		ScanIndexForward:          aws.Bool(q.forward),
 		ExclusiveStartKey:         start,
 	}
 	if q.index.Name != "" {
@@ -157,6 +159,9 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 func (q query) fingerprint() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%q %q %q %q %q\n", q.index.PK, q.pk, q.rng.From, q.rng.To, q.filter)
+	if q.forward {
+		fmt.Fprintln(h, "forward")
+	}
 	names := make([]string, 0, len(q.values))
 	for k := range q.values {
 		names = append(names, k)

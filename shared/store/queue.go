@@ -67,6 +67,10 @@ type Queue struct {
 	HeldUntil time.Time
 	// ProbeUntil is the lease of the probe under way, if any.
 	ProbeUntil time.Time
+	// FailingSince is when the first of the failed attempts since the last
+	// success was made; zero when the last attempt succeeded. A webhook
+	// endpoint failing for long enough is disabled.
+	FailingSince time.Time
 }
 
 // Held reports whether the account's circuit is open at now and not yet due
@@ -101,6 +105,7 @@ func queueFrom(it attrs) Queue {
 		AccountID: getS(it, "account_id"), ReadyAt: unixAt(it, "ready_at"), Gen: getInt(it, "gen"),
 		QueuedAt: unixAt(it, "queued_at"), Failures: int(getInt(it, "failures")),
 		HeldUntil: unixAt(it, "held_until"), ProbeUntil: unixAt(it, "probe_until"),
+		FailingSince: unixAt(it, "failing_since"),
 	}
 }
 
@@ -329,38 +334,45 @@ func holdSet(account string, until time.Time, v attrs) string {
 // AttemptFailed counts a failed attempt of the account's deliveries and
 // opens its circuit until now+hold when the count reaches threshold, or when
 // the attempt was the probe of an open circuit. It returns whether the
-// circuit opened (for the first time: a failed probe keeps it open) and, when
-// the circuit is open, until when it holds.
-func (s *Store) AttemptFailed(ctx context.Context, account string, now time.Time, threshold int, hold time.Duration, probe bool) (bool, time.Time, error) {
-	until := now.Add(hold).Truncate(time.Second)
+// circuit opened (for the first time: a failed probe keeps it open), until
+// when the circuit holds when it is open, and since when every attempt has
+// failed (the streak a probe's failure extends too, so an endpoint held by
+// its circuit keeps counting toward being disabled).
+func (s *Store) AttemptFailed(ctx context.Context, account string, now time.Time, threshold int, hold time.Duration, probe bool) (opened bool, until, since time.Time, err error) {
+	until = now.Add(hold).Truncate(time.Second)
 	if probe {
-		v := attrs{":one": nInt(1)}
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		v := attrs{":one": nInt(1), ":now": nInt(now.Unix())}
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(s.table), Key: queueKey(account),
-			UpdateExpression:          aws.String("SET " + holdSet(account, until, v) + " ADD failures :one REMOVE probe_until"),
+			UpdateExpression: aws.String("SET " + holdSet(account, until, v) + ", failing_since = if_not_exists(failing_since, :now) " +
+				"ADD failures :one REMOVE probe_until"),
 			ExpressionAttributeValues: v,
+			ReturnValues:              types.ReturnValueAllNew,
 		})
 		if err != nil {
-			return false, time.Time{}, fmt.Errorf("hold webhook queue: %w", err)
+			return false, time.Time{}, time.Time{}, fmt.Errorf("hold webhook queue: %w", err)
 		}
-		return false, until, nil
+		return false, until, queueFrom(out.Attributes).FailingSince, nil
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: queueKey(account),
-		UpdateExpression:          aws.String("SET #type = :type, account_id = :a, gen = if_not_exists(gen, :zero) ADD failures :one"),
-		ExpressionAttributeNames:  map[string]string{"#type": "type"},
-		ExpressionAttributeValues: attrs{":one": nInt(1), ":zero": nInt(0), ":type": str("webhook_queue"), ":a": str(account)},
-		ReturnValues:              types.ReturnValueAllNew,
+		UpdateExpression: aws.String("SET #type = :type, account_id = :a, gen = if_not_exists(gen, :zero), " +
+			"failing_since = if_not_exists(failing_since, :now) ADD failures :one"),
+		ExpressionAttributeNames: map[string]string{"#type": "type"},
+		ExpressionAttributeValues: attrs{":one": nInt(1), ":zero": nInt(0), ":type": str("webhook_queue"), ":a": str(account),
+			":now": nInt(now.Unix())},
+		ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
-		return false, time.Time{}, fmt.Errorf("count webhook failure: %w", err)
+		return false, time.Time{}, time.Time{}, fmt.Errorf("count webhook failure: %w", err)
 	}
 	q := queueFrom(out.Attributes)
+	since = q.FailingSince
 	if q.Open() {
-		return false, q.HeldUntil, nil
+		return false, q.HeldUntil, since, nil
 	}
 	if q.Failures < threshold {
-		return false, time.Time{}, nil
+		return false, time.Time{}, since, nil
 	}
 	v := attrs{":n": nInt(int64(threshold))}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -371,22 +383,36 @@ func (s *Store) AttemptFailed(ctx context.Context, account string, now time.Time
 	})
 	var cf *types.ConditionalCheckFailedException
 	if errors.As(err, &cf) {
-		return false, time.Time{}, nil // a success reset it, or another dispatcher opened it
+		return false, time.Time{}, since, nil // a success reset it, or another dispatcher opened it
 	}
 	if err != nil {
-		return false, time.Time{}, fmt.Errorf("open webhook circuit: %w", err)
+		return false, time.Time{}, since, fmt.Errorf("open webhook circuit: %w", err)
 	}
-	return true, until, nil
+	return true, until, since, nil
 }
 
 // AttemptSucceeded closes the account's circuit and resets its failure
-// count; an account held until now is due at once for the rest of its
-// deliveries.
+// count and streak; an account held until now is due at once for the rest of
+// its deliveries.
 func (s *Store) AttemptSucceeded(ctx context.Context, account string, now time.Time) error {
+	return s.closeCircuit(ctx, account, now, ", failing_since")
+}
+
+// CloseCircuit closes the account's circuit and resets its failure count
+// without an attempt having succeeded (its probe found nothing due to make
+// one with): the streak of failed attempts goes on, so an endpoint whose
+// deliveries all fail is still disabled in time.
+func (s *Store) CloseCircuit(ctx context.Context, account string, now time.Time) error {
+	return s.closeCircuit(ctx, account, now, "")
+}
+
+// closeCircuit is AttemptSucceeded and CloseCircuit; remove lists more
+// attributes to remove (", a, b").
+func (s *Store) closeCircuit(ctx context.Context, account string, now time.Time, remove string) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: queueKey(account),
 		UpdateExpression: aws.String("SET failures = :zero, ready_at = :now, " + IndexDue.PK + " = :shard, " + IndexDue.SK + " = :sk " +
-			"REMOVE held_until, held_sk, probe_until"),
+			"REMOVE held_until, held_sk, probe_until" + remove),
 		ConditionExpression: aws.String("attribute_exists(PK)"),
 		ExpressionAttributeValues: attrs{":zero": nInt(0), ":now": nInt(now.Unix()), ":shard": str(duePartition(account)),
 			":sk": str(readySK(now, account))},

@@ -126,7 +126,8 @@ func (s *Store) RefundSale(ctx context.Context, account, code string, in NewRefu
 		if err := fe.Err(); err != nil {
 			return nil, nil, err
 		}
-		stock, err := s.giveBack(ctx, account, moves, now, stockCause{kind: business.MoveReturn, invoiceCode: code, reason: in.Reason})
+		ev := newEvents(account, now)
+		stock, err := s.giveBack(ctx, account, moves, now, stockCause{kind: business.MoveReturn, invoiceCode: code, reason: in.Reason}, ev)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -142,13 +143,16 @@ func (s *Store) RefundSale(ctx context.Context, account, code string, in NewRefu
 			CustomerName: sale.CustomerName, Amount: in.Amount, Reason: in.Reason, Method: method, IssuedBy: in.IssuedBy,
 			Lines: lines, PaymentStatus: next.PaymentStatus, RefundedAt: now,
 		}
-		body, err := render(SaleRecord{Sale: next, Payments: cur.Payments, Refunds: append(cur.Refunds, r)})
+		rec := SaleRecord{Sale: next, Payments: cur.Payments, Refunds: append(cur.Refunds, r)}
+		body, err := render(rec)
 		if err != nil {
 			return nil, nil, err
 		}
+		ev.sale(business.EventPaymentRefunded, rec)
 		actions := append([]txItem{s.saleWrite(account, next, sale.Version),
 			{action: put(s.table, refundItem(account, r), "attribute_not_exists(PK)"), onFail: errRetry}}, stock...)
-		return actions, body, nil
+		actions, err = s.withEvents(actions, ev)
+		return actions, body, err
 	})
 }
 
@@ -177,24 +181,28 @@ func (s *Store) VoidSale(ctx context.Context, account, code, reason string, idem
 				moves[l.ItemCode] = moves[l.ItemCode].Sub(left.Delta())
 			}
 		}
-		stock, err := s.giveBack(ctx, account, moves, now, stockCause{kind: business.MoveVoid, invoiceCode: code, reason: reason})
+		ev := newEvents(account, now)
+		stock, err := s.giveBack(ctx, account, moves, now, stockCause{kind: business.MoveVoid, invoiceCode: code, reason: reason}, ev)
 		if err != nil {
 			return nil, nil, err
 		}
 		next := sale
 		next.PaymentStatus, next.VoidReason, next.VoidedAt = business.StatusVoid, reason, now
 		next.Version, next.UpdatedAt = sale.Version+1, now
-		body, err := render(SaleRecord{Sale: next, Payments: cur.Payments, Refunds: cur.Refunds})
+		rec := SaleRecord{Sale: next, Payments: cur.Payments, Refunds: cur.Refunds}
+		body, err := render(rec)
 		if err != nil {
 			return nil, nil, err
 		}
-		return append([]txItem{s.saleWrite(account, next, sale.Version)}, stock...), body, nil
+		ev.sale(business.EventSaleVoided, rec)
+		actions, err := s.withEvents(append([]txItem{s.saleWrite(account, next, sale.Version)}, stock...), ev)
+		return actions, body, err
 	})
 }
 
 // giveBack reads the items moves names and returns the actions that move
 // their stock, with their movements.
-func (s *Store) giveBack(ctx context.Context, account string, moves map[string]money.Delta, now time.Time, cause stockCause) ([]txItem, error) {
+func (s *Store) giveBack(ctx context.Context, account string, moves map[string]money.Delta, now time.Time, cause stockCause, ev *events) ([]txItem, error) {
 	if len(moves) == 0 {
 		return nil, nil
 	}
@@ -209,7 +217,7 @@ func (s *Store) giveBack(ctx context.Context, account string, moves map[string]m
 	if err != nil {
 		return nil, err
 	}
-	actions, _, err := s.stockActions(account, moves, byCode(codes, found), now, cause)
+	actions, _, err := s.stockActions(account, moves, byCode(codes, found), now, cause, ev)
 	return actions, err
 }
 

@@ -253,7 +253,8 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 				prefix, _, _ := strings.Cut(sale.InvoiceNumber, "-")
 				sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
 			}
-			stock, _, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now, stockCause{kind: business.MoveSale, invoiceCode: sale.InvoiceCode})
+			ev := newEvents(account, now)
+			stock, _, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now, stockCause{kind: business.MoveSale, invoiceCode: sale.InvoiceCode}, ev)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -291,16 +292,23 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			for _, p := range rec.Payments {
 				actions = append(actions, txItem{action: put(s.table, paymentItem(account, p), "attribute_not_exists(PK)"), onFail: errRetry})
 			}
-			return append(actions, stock...), body, nil
+			if len(rec.Payments) > 0 {
+				ev.sale(business.EventPaymentReceived, rec)
+			}
+			ev.sale(business.EventSaleCreated, rec)
+			actions, err = s.withEvents(append(actions, stock...), ev)
+			return actions, body, err
 		},
 	})
 }
 
 // MaxStockedItemsPerSale bounds the distinct inventory items one sale moves,
 // so that a sale's transaction stays within DynamoDB's 100 actions: each
-// item takes two (its quantity and its movement), beside the sale, its
-// guards, its payment and the idempotency record.
-const MaxStockedItemsPerSale = 48
+// item takes up to four (its quantity, its movement, its event and, when its
+// stock runs low or out, that event), beside at most six for the sale (the
+// sale, its invoice number's guards, its payment, the idempotency record,
+// its event and its payment's): 6 + 4 x 23 = 98.
+const MaxStockedItemsPerSale = 23
 
 // stockKeys returns the item codes moves names, in a fixed order, and their
 // keys. Returns EINVALID when there are too many.
@@ -431,6 +439,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			return err // the sale as edited must stay within what one transaction can move (a void)
 		}
 		rec = SaleRecord{Payments: cur.Payments, Refunds: cur.Refunds}
+		ev := newEvents(account, now)
 		var actions []txItem
 		if moves := business.StockMoves(cur.Sale.Lines, next.Lines); len(moves) > 0 {
 			codes, keys, err := stockKeys(account, moves)
@@ -441,7 +450,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			if err != nil {
 				return err
 			}
-			stock, _, err := s.stockActions(account, moves, byCode(codes, found), now, stockCause{kind: business.MoveSaleEdit, invoiceCode: code})
+			stock, _, err := s.stockActions(account, moves, byCode(codes, found), now, stockCause{kind: business.MoveSaleEdit, invoiceCode: code}, ev)
 			if err != nil {
 				return err
 			}
@@ -464,6 +473,14 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 				txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: invoiceNumberGuard(account, cur.Sale.InvoiceNumber)}}})
 		}
 		rec.Sale = next
+		if len(rec.Payments) > len(cur.Payments) {
+			ev.sale(business.EventPaymentReceived, rec)
+		}
+		ev.sale(business.EventSaleUpdated, rec)
+		actions, err = s.withEvents(actions, ev)
+		if err != nil {
+			return err
+		}
 		return s.transact(ctx, actions)
 	})
 	return rec, err

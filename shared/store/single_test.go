@@ -14,16 +14,17 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// loseAnswers makes the first n PutItem calls that commit answer with a
-// retryable error instead, as a lost response does: the SDK sends the call
-// again.
+// loseAnswers makes the first n PutItem or TransactWriteItems calls that
+// commit answer with a retryable error instead, as a lost response does: the
+// SDK sends the call again (a transaction with the same client request
+// token, which DynamoDB answers as the first time).
 func loseAnswers(n *atomic.Int64) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 			return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("LoseAnswer",
 				func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 					out, md, err := next.HandleDeserialize(ctx, in)
-					if err == nil && middleware.GetOperationName(ctx) == "PutItem" && n.Add(-1) >= 0 {
+					if op := middleware.GetOperationName(ctx); err == nil && (op == "PutItem" || op == "TransactWriteItems") && n.Load() > 0 && n.Add(-1) >= 0 {
 						return out, md, &smithy.GenericAPIError{Code: "ThrottlingException", Message: "answer lost"}
 					}
 					return out, md, err
@@ -32,11 +33,13 @@ func loseAnswers(n *atomic.Int64) func(*dynamodb.Options) {
 	}
 }
 
-// A single write (a PutItem, not a transaction) whose answer is lost after
-// it committed is retried by the SDK and fails its own condition; the store
-// recognises its own item and answers success: the create is not refused
-// (and not made twice by a client's retry), the edit is not applied twice.
-func TestSingleWriteWithLostAnswer(t *testing.T) {
+// A write whose answer is lost after it committed is retried by the SDK: a
+// transaction (every record's write, with its event) carries the same client
+// request token and DynamoDB answers it as the first time; a single PutItem
+// fails its own condition, and the store recognises its own item. Either
+// way the create is not refused (and not made twice by a client's retry)
+// and the edit is not applied twice.
+func TestWriteWithLostAnswer(t *testing.T) {
 	var lose atomic.Int64
 	st, _ := testdb.NewStore(t, loseAnswers(&lose))
 	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP1")

@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"bizdata/shared/business"
@@ -45,10 +47,16 @@ type stockMove struct {
 // that fails, so the transaction's other conditions (a taken invoice code)
 // are answered in their order; its failure is EINVALID when the item is as
 // read, and a new attempt when it changed in between.
-func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time, cause stockCause) ([]txItem, map[string]stockMove, error) {
+//
+// Each item's new version gets its event in ev: stock.adjusted for an
+// adjustment, item.updated for a move a sale made, and item.stock_low or
+// item.out_of_stock when the stock crossed down to its alert level or to
+// zero.
+func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time, cause stockCause, ev *events) ([]txItem, map[string]stockMove, error) {
 	var actions []txItem
 	out := make(map[string]stockMove, len(moves))
-	for code, d := range moves {
+	for _, code := range slices.Sorted(maps.Keys(moves)) { // events in a fixed order
+		d := moves[code]
 		it := found[code]
 		if it == nil {
 			return nil, nil, business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
@@ -65,10 +73,16 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 		if !ok {
 			return nil, nil, onFail
 		}
+		before := x.Quantity
 		x.Quantity, x.UpdatedAt, x.Version = after, now, x.Version+1
 		m := business.Movement{ID: x.Version, ItemCode: code, Kind: cause.kind, Change: d.Neg(), After: after,
 			Reason: cause.reason, Note: cause.note, InvoiceCode: cause.invoiceCode, CreatedAt: now}
 		out[code] = stockMove{item: x, move: m}
+		if cause.kind == business.MoveAdjustment {
+			ev.item(business.EventStockAdjusted, x, before)
+		} else {
+			ev.item(business.EventItemUpdated, x, before)
+		}
 		up := s.quantityUpdate(account, it, x, d, bound)
 		up.failed = func(old attrs) error {
 			if old != nil && getInt(old, "version") == read && hasView(old) == hasView(it) {

@@ -139,6 +139,37 @@ func (s *Sender) Send(ctx context.Context, d business.Delivery, callbackURL, sec
 // (a limit above Timeout is cut to it): a receiver that has not answered
 // within limit is logged as "timed out after <limit>".
 func (s *Sender) SendWithin(ctx context.Context, d business.Delivery, callbackURL, secret string, now time.Time, limit time.Duration) (business.DeliveryAttempt, bool) {
+	return s.post(ctx, d, callbackURL, now, limit, func(h http.Header, ts int64) {
+		if secret != "" {
+			h.Set(HeaderSignature, Sign(d.Payload, secret))
+			h.Set(HeaderStandardSignature, SignStandard(d.WebhookID, ts, d.Payload, secret))
+		}
+	})
+}
+
+// SendSigned makes one attempt of d to a webhook endpoint's URL, as Send
+// does, but signed the Standard Webhooks way only (no description's
+// `signature` header: that one is the callback URL's): `webhook-signature`
+// holds one "v1,<signature>" per secret, space-separated, so during a
+// secret's rotation a receiver that knows either secret verifies it (the
+// spec's libraries accept a delivery when any signature matches).
+func (s *Sender) SendSigned(ctx context.Context, d business.Delivery, endpointURL string, secrets []string, now time.Time) (business.DeliveryAttempt, bool) {
+	return s.post(ctx, d, endpointURL, now, Timeout, func(h http.Header, ts int64) {
+		sigs := make([]string, 0, len(secrets))
+		for _, secret := range secrets {
+			if secret != "" {
+				sigs = append(sigs, SignStandard(d.WebhookID, ts, d.Payload, secret))
+			}
+		}
+		if len(sigs) > 0 {
+			h.Set(HeaderStandardSignature, strings.Join(sigs, " "))
+		}
+	})
+}
+
+// post makes one attempt of d to target bounded by limit, sign setting its
+// signature headers for the attempt's timestamp.
+func (s *Sender) post(ctx context.Context, d business.Delivery, target string, now time.Time, limit time.Duration, sign func(h http.Header, ts int64)) (business.DeliveryAttempt, bool) {
 	limit = min(limit, Timeout)
 	if limit < Timeout {
 		var cancel context.CancelFunc
@@ -146,7 +177,7 @@ func (s *Sender) SendWithin(ctx context.Context, d business.Delivery, callbackUR
 		defer cancel()
 	}
 	a := business.DeliveryAttempt{At: now}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(d.Payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(d.Payload))
 	if err != nil {
 		a.Error = "the callback URL is not a valid URL"
 		return a, false
@@ -156,10 +187,7 @@ func (s *Sender) SendWithin(ctx context.Context, d business.Delivery, callbackUR
 	req.Header.Set(HeaderID, d.WebhookID)
 	ts := now.Unix()
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	if secret != "" {
-		req.Header.Set(HeaderSignature, Sign(d.Payload, secret))
-		req.Header.Set(HeaderStandardSignature, SignStandard(d.WebhookID, ts, d.Payload, secret))
-	}
+	sign(req.Header, ts)
 	start := time.Now()
 	res, err := s.client.Do(req)
 	a.LatencyMS = time.Since(start).Milliseconds()

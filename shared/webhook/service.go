@@ -79,6 +79,11 @@ type Service struct {
 	// shortens them.
 	Probe      time.Duration
 	SweepDelay time.Duration
+	// DisableAfter is how long every attempt to a webhook endpoint may fail
+	// before the endpoint is disabled: business.EndpointDisableAfter unless
+	// configured otherwise (WEBHOOK_ENDPOINT_DISABLE_AFTER); 0 never
+	// disables one.
+	DisableAfter time.Duration
 
 	mu       sync.Mutex
 	inFlight map[string]bool // "<account>/<transaction>" attempts under way
@@ -87,58 +92,102 @@ type Service struct {
 	probing  map[string]bool
 	failing  map[string]bool      // accounts whose failure count in the table may be above 0
 	held     map[string]time.Time // circuits this dispatcher opened, until their probe
-	settings map[string]cachedWebhook
+	settings map[string]cachedTarget
 	slots    chan struct{}
 	wg       sync.WaitGroup
 }
 
-// cachedWebhook is an account's webhook settings as read at.
-type cachedWebhook struct {
-	wh business.Webhook
+// target is where a queue's deliveries go and how they are signed: an
+// account's callback URL (its queue is named by the account id) with the
+// description's signature header beside the Standard Webhooks ones, or a
+// webhook endpoint (its queue named store.EndpointQueue) with the Standard
+// Webhooks headers only, signed with each of its secrets.
+type target struct {
+	url      string
+	secret   string   // the callback URL's
+	endpoint bool     // a webhook endpoint's queue
+	secrets  []string // the endpoint's: the current one first
+	// off says the endpoint is disabled or deleted: nothing is attempted and
+	// its queue is parked until it is enabled again.
+	off bool
+}
+
+// cachedTarget is a queue's target as read at.
+type cachedTarget struct {
+	t  target
 	at time.Time
 }
 
-// settingsTTL is how long a dispatcher uses an account's webhook settings
-// before reading them again.
+// settingsTTL is how long a dispatcher uses a queue's target (an account's
+// webhook settings, an endpoint and its secrets) before reading it again.
 const settingsTTL = 5 * time.Second
 
-// settingsKept is how many accounts' settings the cache holds before it
-// drops the expired ones.
+// settingsKept is how many queues' targets the cache holds before it drops
+// the expired ones.
 const settingsKept = 1024
 
 // NewService returns a Service; schedule is the wait before each retry.
 func NewService(st *store.Store, sender *Sender, schedule []time.Duration, log *slog.Logger) *Service {
 	return &Service{store: st, sender: sender, schedule: schedule, log: log, now: func() time.Time { return time.Now().UTC() },
-		Probe: BreakerProbe, SweepDelay: SweepDelay, inFlight: map[string]bool{}, perAcct: map[string]int{},
+		Probe: BreakerProbe, SweepDelay: SweepDelay, DisableAfter: business.EndpointDisableAfter,
+		inFlight: map[string]bool{}, perAcct: map[string]int{},
 		drained: map[string]int64{}, probing: map[string]bool{}, failing: map[string]bool{}, held: map[string]time.Time{},
-		settings: map[string]cachedWebhook{}, slots: make(chan struct{}, MaxInFlight)}
+		settings: map[string]cachedTarget{}, slots: make(chan struct{}, MaxInFlight)}
+}
+
+// insertOf returns the type of the item a stream record inserts ("" for
+// any other record).
+func insertOf(r events.DynamoDBEventRecord) string {
+	t, ok := r.Change.NewImage["type"]
+	if r.EventName != "INSERT" || !ok || t.DataType() != events.DataTypeString {
+		return ""
+	}
+	return t.String()
 }
 
 // IsPaymentInsert reports whether a stream record is the insertion of a
-// payment or a refund: the records the stream's filter lets through, each
-// announced to the account's callback URL.
+// payment or a refund, each announced to the account's callback URL.
 func IsPaymentInsert(r events.DynamoDBEventRecord) bool {
-	t, ok := r.Change.NewImage["type"]
-	return r.EventName == "INSERT" && ok && t.DataType() == events.DataTypeString && (t.String() == "payment" || t.String() == "refund")
+	t := insertOf(r)
+	return t == "payment" || t == "refund"
 }
 
+// IsEventInsert reports whether a stream record is the insertion of an
+// event, delivered to each of the account's webhook endpoints that
+// subscribes to its type.
+func IsEventInsert(r events.DynamoDBEventRecord) bool { return insertOf(r) == "event" }
+
+// Streamed reports whether a stream record is one HandleStream takes: a
+// payment, refund or event insert, exactly what the template's filter lets
+// through (and the devserver's poller too).
+func Streamed(r events.DynamoDBEventRecord) bool { return IsPaymentInsert(r) || IsEventInsert(r) }
+
 // HandleStream is the deliver-webhooks function: for each payment insert it
-// records a delivery, due at once, and wakes its account's queue; it never
-// waits on a receiver (Dispatch makes the attempts). A record whose delivery
-// could not be recorded is reported by its sequence number, so Lambda retries
-// from it; a record seen again finds its delivery and does nothing.
+// records a delivery, due at once, and wakes its account's queue; for each
+// event insert, a delivery to each endpoint of the account that subscribes
+// to it, each in its endpoint's queue. It never waits on a receiver
+// (Dispatch makes the attempts). A record whose deliveries could not be
+// recorded is reported by its sequence number, so Lambda retries from it; a
+// record seen again finds its deliveries and does nothing.
 func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
-	var payments []map[string]types.AttributeValue
-	var seqs []string
+	var payments, evs []map[string]types.AttributeValue
+	var seqs, evSeqs []string
 	for _, r := range ev.Records {
-		if IsPaymentInsert(r) {
+		switch {
+		case IsPaymentInsert(r):
 			payments = append(payments, FromStreamImage(r.Change.NewImage))
 			seqs = append(seqs, r.Change.SequenceNumber)
+		case IsEventInsert(r):
+			evs = append(evs, FromStreamImage(r.Change.NewImage))
+			evSeqs = append(evSeqs, r.Change.SequenceNumber)
 		}
 	}
 	for _, i := range s.recordAll(ctx, payments, false) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seqs[i]})
+	}
+	for _, i := range s.fanOut(ctx, evs) {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: evSeqs[i]})
 	}
 	return resp, nil
 }
@@ -178,6 +227,15 @@ func (s *Service) recordAll(ctx context.Context, payments []map[string]types.Att
 		}()
 	}
 	wg.Wait()
+	s.wakeAll(ctx, woken, fail)
+	return failed
+}
+
+// wakeAll wakes each queue of woken, 16 at a time, and calls fail with the
+// records of each queue that could not be woken.
+func (s *Service) wakeAll(ctx context.Context, woken map[string][]int, fail func(int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
 	now := s.now()
 	for account, is := range woken {
 		wg.Add(1)
@@ -193,7 +251,104 @@ func (s *Service) recordAll(ctx context.Context, payments []map[string]types.Att
 		}()
 	}
 	wg.Wait()
+}
+
+// fanOut records, for each event record, a delivery to every endpoint of
+// its account that subscribes to its type, pending and due at once, then
+// wakes the queues of the enabled ones; it returns the indexes of the
+// events whose deliveries (or a queue's wake) could not be recorded. A
+// disabled endpoint's delivery is recorded too, and waits: enabling the
+// endpoint again wakes its queue.
+func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeValue) []int {
+	var mu sync.Mutex
+	var failed []int
+	fail := func(i int) { mu.Lock(); failed = append(failed, i); mu.Unlock() }
+	woken := map[string][]int{} // endpoint queue -> its events
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	endpoints := &batchEndpoints{m: map[string]*endpointsRead{}}
+	for i, img := range evs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			queues, err := s.fanOneOut(ctx, endpoints, img)
+			if err != nil {
+				s.log.ErrorContext(ctx, "webhook endpoint deliveries not recorded", "account_id", getString(img, "account_id"),
+					"event_id", getString(img, "event_id"), "error", err.Error())
+				fail(i)
+				return
+			}
+			mu.Lock()
+			for _, q := range queues {
+				woken[q] = append(woken[q], i)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	s.wakeAll(ctx, woken, fail)
 	return failed
+}
+
+// fanOneOut records the deliveries of one event record and returns the
+// queues to wake: those of the enabled endpoints that got one (found
+// existing, a replayed record's, it is woken again: harmless). The delivery
+// is the event as the feed shows it, its webhook-id the event's id.
+func (s *Service) fanOneOut(ctx context.Context, endpoints *batchEndpoints, img map[string]types.AttributeValue) ([]string, error) {
+	account, id := getString(img, "account_id"), getString(img, "event_id")
+	body, eventType, ok := store.EventFromImage(img)
+	if account == "" || id == "" || !ok || len(body) == 0 {
+		return nil, fmt.Errorf("event record without account_id, event_id or body")
+	}
+	eps, err := endpoints.list(ctx, s.store, account)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var wake []string
+	for _, ep := range eps {
+		if !ep.Wants(eventType) {
+			continue
+		}
+		queue := store.EndpointQueue(account, ep.ID)
+		d := business.Delivery{
+			AccountID: queue, TransactionID: id, WebhookID: id,
+			Payload: body, State: business.DeliveryPending, NextAt: now, CreatedAt: now,
+		}
+		if _, err := s.store.CreateDelivery(ctx, d); err != nil {
+			return nil, err
+		}
+		if ep.Status == business.EndpointEnabled {
+			wake = append(wake, queue)
+		}
+	}
+	return wake, nil
+}
+
+// batchEndpoints reads the endpoints of each account of a stream batch once,
+// however many of its events the batch holds.
+type batchEndpoints struct {
+	mu sync.Mutex
+	m  map[string]*endpointsRead
+}
+
+type endpointsRead struct {
+	once sync.Once
+	eps  []business.Endpoint
+	err  error
+}
+
+func (b *batchEndpoints) list(ctx context.Context, st *store.Store, account string) ([]business.Endpoint, error) {
+	b.mu.Lock()
+	r := b.m[account]
+	if r == nil {
+		r = &endpointsRead{}
+		b.m[account] = r
+	}
+	b.mu.Unlock()
+	r.once.Do(func() { r.eps, r.err = st.ListEndpoints(ctx, account) })
+	return r.eps, r.err
 }
 
 func getString(img map[string]types.AttributeValue, k string) string {
@@ -442,6 +597,9 @@ func (s *Service) heldHere(account string, now time.Time) bool {
 // account's ready entry at its next due time (or removes it when nothing
 // waits).
 func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.Time) bool {
+	if s.endpointOff(ctx, q, now) {
+		return false
+	}
 	s.markFailing(q)
 	s.mu.Lock()
 	local := s.perAcct[q.AccountID]
@@ -484,8 +642,8 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 			remaining = true
 			break
 		}
-		wh, ok := s.webhookOf(ctx, q.AccountID, now)
-		if !ok || !s.start(ctx, d.Delivery, wh, false) {
+		tg, ok := s.targetOf(ctx, q.AccountID, now)
+		if !ok || tg.off || !s.start(ctx, d.Delivery, tg, false) {
 			remaining = true
 			break
 		}
@@ -523,10 +681,10 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 	return false
 }
 
-// markFailing notes that q's account has failures counted in the table, so
-// its next success resets them.
+// markFailing notes that q's account has failures counted in the table (or
+// a streak of them going on), so its next success resets them.
 func (s *Service) markFailing(q store.Queue) {
-	if q.Failures > 0 {
+	if q.Failures > 0 || !q.FailingSince.IsZero() {
 		s.mu.Lock()
 		s.failing[q.AccountID] = true
 		s.mu.Unlock()
@@ -541,6 +699,9 @@ func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 	s.mu.Unlock()
 	if probing || !q.ProbeUntil.Before(now) && !q.ProbeUntil.IsZero() {
 		return // the probe is under way, here or in another dispatcher
+	}
+	if s.endpointOff(ctx, q, now) {
+		return
 	}
 	if err := s.store.ClaimProbe(ctx, q, now, leaseTime); err != nil {
 		if !errors.Is(err, store.ErrNotClaimed) {
@@ -564,8 +725,8 @@ func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 		}
 		// Not started (settings unreadable, or no slot free): the probe's
 		// lease runs out and it is made then.
-		if wh, ok := s.webhookOf(ctx, q.AccountID, now); ok {
-			s.start(ctx, d.Delivery, wh, true)
+		if tg, ok := s.targetOf(ctx, q.AccountID, now); ok && !tg.off {
+			s.start(ctx, d.Delivery, tg, true)
 		}
 		return
 	}
@@ -573,8 +734,9 @@ func (s *Service) probe(ctx context.Context, q store.Queue, now time.Time) {
 		return // the probe's lease runs out, and it is made then
 	}
 	// Nothing is due to probe with: close the circuit; what comes due is
-	// attempted, and opens it again if the endpoint still fails.
-	if err := s.store.AttemptSucceeded(ctx, q.AccountID, now); err != nil {
+	// attempted, and opens it again if the endpoint still fails. No attempt
+	// succeeded, so the streak of failures goes on.
+	if err := s.store.CloseCircuit(ctx, q.AccountID, now); err != nil {
 		s.log.WarnContext(ctx, "webhook dispatch: circuit not closed", "account_id", q.AccountID, "error", err.Error())
 	}
 }
@@ -586,21 +748,37 @@ func (s *Service) underWay(d business.Delivery) bool {
 	return s.inFlight[d.AccountID+"/"+d.TransactionID]
 }
 
-// webhookOf returns the account's webhook settings, read at most settingsTTL
-// ago.
-func (s *Service) webhookOf(ctx context.Context, account string, now time.Time) (business.Webhook, bool) {
+// targetOf returns where the deliveries of a queue go: the account's
+// webhook settings, or for an endpoint's queue the endpoint and its
+// secrets, read at most settingsTTL ago.
+func (s *Service) targetOf(ctx context.Context, queue string, now time.Time) (target, bool) {
 	s.mu.Lock()
-	c, ok := s.settings[account]
+	c, ok := s.settings[queue]
 	s.mu.Unlock()
 	if ok && now.Sub(c.at) < settingsTTL {
-		return c.wh, true
+		return c.t, true
 	}
-	_, wh, err := s.store.FindAccount(ctx, account)
+	var t target
+	var err error
+	if account, id, isEndpoint := store.SplitEndpointQueue(queue); isEndpoint {
+		t, err = s.readEndpoint(ctx, account, id, now, false)
+	} else {
+		var wh business.Webhook
+		_, wh, err = s.store.FindAccount(ctx, queue)
+		t = target{url: wh.CallbackURL, secret: wh.CallbackSecret}
+	}
 	if err != nil {
-		s.log.WarnContext(ctx, "webhook dispatch: account not read", "account_id", account, "error", err.Error())
-		return business.Webhook{}, false
+		s.log.WarnContext(ctx, "webhook dispatch: target not read", "account_id", queue, "error", err.Error())
+		return target{}, false
 	}
+	s.remember(queue, t, now)
+	return t, true
+}
+
+// remember caches t as queue's target, read at now.
+func (s *Service) remember(queue string, t target, now time.Time) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.settings) >= settingsKept { // a long-running dispatcher forgets what expired
 		for id, c := range s.settings {
 			if now.Sub(c.at) >= settingsTTL {
@@ -608,14 +786,69 @@ func (s *Service) webhookOf(ctx context.Context, account string, now time.Time) 
 			}
 		}
 	}
-	s.settings[account] = cachedWebhook{wh: wh, at: now}
-	s.mu.Unlock()
-	return wh, true
+	s.settings[queue] = cachedTarget{t: t, at: now}
+}
+
+// readEndpoint reads an endpoint's target: off when it is disabled or
+// deleted (its secrets are then not read). consistent asks for a read no
+// older than the call.
+func (s *Service) readEndpoint(ctx context.Context, account, id string, now time.Time, consistent bool) (target, error) {
+	find := s.store.FindEndpoint
+	if consistent {
+		find = s.store.FindEndpointNow
+	}
+	off := target{endpoint: true, off: true}
+	ep, err := find(ctx, account, id)
+	switch {
+	case business.ErrorCode(err) == business.ENOTFOUND:
+		return off, nil
+	case err != nil:
+		return target{}, err
+	case ep.Status != business.EndpointEnabled:
+		return off, nil
+	}
+	secrets, err := s.store.EndpointSecrets(ctx, account, id, now)
+	switch {
+	case business.ErrorCode(err) == business.ENOTFOUND: // deleted meanwhile
+		return off, nil
+	case err != nil:
+		return target{}, err
+	}
+	return target{url: ep.URL, endpoint: true, secrets: secrets}, nil
+}
+
+// endpointOff reports whether q is the queue of an endpoint that is
+// disabled or deleted, and then parks it: nothing is attempted, and the
+// queue leaves the due index until the endpoint is enabled again (that
+// wakes it). The cached target may be older than q's read, so the endpoint
+// is read again before the queue is parked: a re-enable in between would
+// otherwise be missed and its deliveries stranded.
+func (s *Service) endpointOff(ctx context.Context, q store.Queue, now time.Time) bool {
+	account, id, ok := store.SplitEndpointQueue(q.AccountID)
+	if !ok {
+		return false
+	}
+	if tg, ok := s.targetOf(ctx, q.AccountID, now); !ok || !tg.off {
+		return false // unreadable: the attempts find out and wait
+	}
+	tg, err := s.readEndpoint(ctx, account, id, now, true)
+	if err != nil {
+		s.log.WarnContext(ctx, "webhook dispatch: endpoint not read", "account_id", q.AccountID, "error", err.Error())
+		return true
+	}
+	s.remember(q.AccountID, tg, now)
+	if !tg.off {
+		return false
+	}
+	if err := s.store.ParkEndpointQueue(ctx, q); err != nil && !errors.Is(err, store.ErrNotClaimed) {
+		s.log.WarnContext(ctx, "webhook dispatch: disabled endpoint's queue not parked", "account_id", q.AccountID, "error", err.Error())
+	}
+	return true
 }
 
 // start takes a slot and makes d's attempt in the background; false when
 // every slot is busy.
-func (s *Service) start(ctx context.Context, d business.Delivery, wh business.Webhook, probe bool) bool {
+func (s *Service) start(ctx context.Context, d business.Delivery, tg target, probe bool) bool {
 	select {
 	case s.slots <- struct{}{}:
 	default:
@@ -645,7 +878,7 @@ func (s *Service) start(ctx context.Context, d business.Delivery, wh business.We
 			<-s.slots
 			s.wg.Done()
 		}()
-		if err := s.attempt(ctx, d, wh, probe); err != nil && ctx.Err() == nil {
+		if err := s.attempt(ctx, d, tg, probe); err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "webhook attempt not saved", "transaction_id", d.TransactionID, "error", err.Error())
 		}
 	}()
@@ -674,8 +907,8 @@ func (s *Service) outcome(ctx context.Context, account string, ok, probe bool) {
 		err = s.store.AttemptSucceeded(ctx, account, now)
 	case !ok:
 		var opened bool
-		var until time.Time
-		opened, until, err = s.store.AttemptFailed(ctx, account, now, BreakerThreshold, s.Probe, probe)
+		var until, since time.Time
+		opened, until, since, err = s.store.AttemptFailed(ctx, account, now, BreakerThreshold, s.Probe, probe)
 		if !until.IsZero() {
 			s.mu.Lock()
 			s.held[account] = until
@@ -684,15 +917,42 @@ func (s *Service) outcome(ctx context.Context, account string, ok, probe bool) {
 		if opened {
 			s.log.WarnContext(ctx, "webhook circuit open: holding the account's deliveries", "account_id", account, "threshold", BreakerThreshold, "probe_at", until)
 		}
+		if err == nil {
+			s.disableFailing(ctx, account, since, now)
+		}
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "webhook circuit not updated", "account_id", account, "error", err.Error())
 	}
 }
 
-// attempt claims d's next attempt, makes it and saves the outcome. A record
-// that cannot be saved ends failed (logged and counted), never retried.
-func (s *Service) attempt(ctx context.Context, d business.Delivery, wh business.Webhook, probe bool) error {
+// disableFailing disables the endpoint of queue when every attempt to it
+// has failed since since, for DisableAfter or longer; store.DisableEndpoint
+// records the webhook_endpoint.disabled event with it. Its queue is then
+// parked (see endpointOff): its deliveries wait, and new ones are recorded,
+// until its owner enables it again.
+func (s *Service) disableFailing(ctx context.Context, queue string, since, now time.Time) {
+	account, id, ok := store.SplitEndpointQueue(queue)
+	if !ok || s.DisableAfter <= 0 || since.IsZero() || now.Sub(since) < s.DisableAfter {
+		return
+	}
+	reason := fmt.Sprintf("every delivery attempt failed for %s (since %s)", s.DisableAfter, since.UTC().Format(time.RFC3339))
+	disabled, err := s.store.DisableEndpoint(ctx, account, id, reason, now)
+	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
+		s.log.WarnContext(ctx, "webhook endpoint not disabled", "account_id", account, "endpoint_id", id, "error", err.Error())
+		return
+	}
+	s.remember(queue, target{endpoint: true, off: true}, now)
+	if disabled {
+		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed", "account_id", account, "endpoint_id", id,
+			"failing_since", since, "disable_after", s.DisableAfter.String())
+	}
+}
+
+// attempt claims d's next attempt, makes it to tg and saves the outcome. A
+// record that cannot be saved ends failed (logged and counted), never
+// retried.
+func (s *Service) attempt(ctx context.Context, d business.Delivery, tg target, probe bool) error {
 	now := s.now()
 	lease, err := s.store.ClaimDelivery(ctx, d, now, leaseTime)
 	if errors.Is(err, store.ErrNotClaimed) {
@@ -703,13 +963,16 @@ func (s *Service) attempt(ctx context.Context, d business.Delivery, wh business.
 	}
 	var a business.DeliveryAttempt
 	ok := false
-	if wh.CallbackURL == "" {
+	switch {
+	case tg.url == "":
 		a = business.DeliveryAttempt{At: now, Error: "no callback URL is set for the account"}
-	} else {
-		a, ok = s.sender.Send(ctx, d, wh.CallbackURL, wh.CallbackSecret, now)
-		if ctx.Err() == nil { // an attempt the run's end cut short says nothing of the endpoint
-			s.outcome(ctx, d.AccountID, ok, probe)
-		}
+	case tg.endpoint:
+		a, ok = s.sender.SendSigned(ctx, d, tg.url, tg.secrets, now)
+	default:
+		a, ok = s.sender.Send(ctx, d, tg.url, tg.secret, now)
+	}
+	if tg.url != "" && ctx.Err() == nil { // an attempt the run's end cut short says nothing of the endpoint
+		s.outcome(ctx, d.AccountID, ok, probe)
 	}
 	d.Next(a, ok, s.schedule)
 	s.log.InfoContext(ctx, "webhook attempt", "account_id", d.AccountID, "transaction_id", d.TransactionID,

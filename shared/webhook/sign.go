@@ -11,6 +11,11 @@
 // libraries read from the secret (StandardKey): the decoded payload of a
 // `whsec_<base64>` secret, else the secret's bytes. The `signature` header is
 // always keyed by the secret exactly as entered.
+//
+// A delivery to a webhook endpoint (an event) carries the Standard Webhooks
+// headers only, `webhook-id` being the event's id; during a secret's
+// rotation `webhook-signature` holds one signature per secret,
+// space-separated, the new secret's first.
 package webhook
 
 import (

@@ -1,0 +1,338 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/store"
+	"bizdata/shared/wire"
+)
+
+// Webhook endpoints: where the account's events are delivered, each
+// endpoint with the event types it subscribes to, its own signing secret
+// (shown only when created or rotated) and its own queue of deliveries.
+
+// ReplayBatch bounds the events one replay request reads; the answer's
+// next_since continues after them.
+const ReplayBatch = 1000
+
+// DefaultSecretOverlap is how long a rotated-away secret keeps signing when
+// the request does not say.
+const DefaultSecretOverlap = business.MaxSecretOverlap
+
+const errEndpointNotFound = "Webhook endpoint not found"
+
+// endpointWithSecret is an endpoint as its create answers it: the only
+// time, with rotate-secret's, that its secret is shown.
+type endpointWithSecret struct {
+	wire.Endpoint
+	Secret string `json:"secret"`
+}
+
+// endpointRequest is the body of create and edit (status only on edit).
+type endpointRequest struct {
+	URL           Opt[string]   `json:"url"`
+	EnabledEvents Opt[[]string] `json:"enabled_events"`
+	Description   Opt[string]   `json:"description"`
+	Status        Opt[string]   `json:"status"`
+}
+
+// apply copies the fields the request lists onto e (absent keeps a field,
+// null clears the description) and checks each; create requires url and
+// enabled_events.
+func (req endpointRequest) apply(s *Server, e *business.Endpoint, create bool) error {
+	fe := business.FieldErrors{}
+	switch {
+	case req.URL.Set && !req.URL.Null:
+		e.URL = strings.TrimSpace(req.URL.V)
+		if msg := s.checkCallbackURL(e.URL); msg != "" {
+			fe.Add("url", msg)
+		}
+	case req.URL.Null || create:
+		fe.Add("url", "is required: the URL the events are posted to")
+	}
+	switch {
+	case req.EnabledEvents.Set && !req.EnabledEvents.Null:
+		e.EnabledEvents = business.CheckEnabledEvents(fe, "enabled_events", req.EnabledEvents.V)
+	case req.EnabledEvents.Null || create:
+		business.CheckEnabledEvents(fe, "enabled_events", nil)
+	}
+	if req.Description.Set {
+		e.Description = strings.TrimSpace(req.Description.V)
+		business.CheckText(fe, "description", e.Description, false, business.MaxEndpointDescription)
+	}
+	if req.Status.Set {
+		switch v := req.Status.V; {
+		case create:
+			fe.Add("status", "is not a known field of a new endpoint, which starts enabled; change it with PUT")
+		case !req.Status.Null && (v == business.EndpointEnabled || v == business.EndpointDisabled):
+			e.Status = v
+		default:
+			fe.Add("status", "must be one of: "+business.EndpointEnabled+", "+business.EndpointDisabled)
+		}
+	}
+	return fe.Err()
+}
+
+// pathEndpoint reads the {id} path value; anything that cannot be an
+// endpoint's id is the endpoint's 404.
+func pathEndpoint(r *http.Request) (string, error) {
+	return pathCode(r, "id", business.ValidEndpointID, errEndpointNotFound)
+}
+
+func listEndpoints(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := parseList(r)
+	for name := range q.values {
+		q.fe[name] = "is not a known query parameter: this list has none, it answers all of the account's endpoints (at most " +
+			strconv.Itoa(business.MaxEndpoints) + ")"
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	es, err := s.store.ListEndpoints(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	return writePage(w, "Webhook endpoints", "webhook_endpoints", store.Page[business.Endpoint]{Items: es}, wire.NewEndpoint)
+}
+
+func addEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := decodeJSON[endpointRequest](body)
+	if err != nil {
+		return err
+	}
+	var e business.Endpoint
+	if err := req.apply(s, &e, true); err != nil {
+		return err
+	}
+	secret := business.NewEndpointSecret()
+	e, err = s.store.CreateEndpoint(r.Context(), acct.ID, e, secret)
+	if err != nil {
+		return err
+	}
+	setETag(w, e.Version)
+	return writeOK(w, "Webhook endpoint created", map[string]any{"webhook_endpoint": endpointWithSecret{wire.NewEndpoint(e), secret}})
+}
+
+func getEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.store.FindEndpoint(r.Context(), acct.ID, id)
+	if err != nil {
+		return err
+	}
+	setETag(w, e.Version)
+	return writeOK(w, "Webhook endpoint found", map[string]any{"webhook_endpoint": wire.NewEndpoint(e)})
+}
+
+func editEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := decodeJSON[endpointRequest](body)
+	if err != nil {
+		return err
+	}
+	// The fields are checked before the read, so a bad body is 400 whatever
+	// the endpoint holds; the store's read-modify-write applies them again.
+	if err := req.apply(s, &business.Endpoint{}, false); err != nil {
+		return err
+	}
+	ifMatch := ifMatchHeader(r)
+	e, err := s.store.UpdateEndpoint(r.Context(), acct.ID, id, func(e *business.Endpoint) error {
+		if err := checkIfMatch(ifMatch, e.Version); err != nil {
+			return err
+		}
+		return req.apply(s, e, false)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, e.Version)
+	return writeOK(w, "Webhook endpoint updated", map[string]any{"webhook_endpoint": wire.NewEndpoint(e)})
+}
+
+func deleteEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	if err := s.store.DeleteEndpoint(r.Context(), acct.ID, id); err != nil {
+		return err
+	}
+	return writeOK(w, "Webhook endpoint deleted", map[string]any{"webhook_endpoint": map[string]any{"id": id}})
+}
+
+// rotateRequest is the body of rotate-secret; the whole body may be absent.
+type rotateRequest struct {
+	OverlapHours Opt[int] `json:"overlap_hours"`
+}
+
+func rotateEndpointSecret(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	var req rotateRequest
+	if err := readOptionalObject(r, &req); err != nil {
+		return err
+	}
+	overlap := DefaultSecretOverlap
+	maxHours := int(business.MaxSecretOverlap / time.Hour)
+	if req.OverlapHours.Set && !req.OverlapHours.Null {
+		if h := req.OverlapHours.V; h < 0 || h > maxHours {
+			return business.FieldErrors{"overlap_hours": "must be an integer from 0 to " + strconv.Itoa(maxHours) +
+				": the hours the replaced secret keeps signing beside the new one (default " + strconv.Itoa(maxHours) + "; 0 stops it at once)"}.Err()
+		}
+		overlap = time.Duration(req.OverlapHours.V) * time.Hour
+	}
+	now := time.Now().UTC()
+	secret := business.NewEndpointSecret()
+	if err := s.store.RotateEndpointSecret(r.Context(), acct.ID, id, secret, overlap, now); err != nil {
+		return err
+	}
+	var until *string
+	if overlap > 0 {
+		until = wire.Nullable(now.Add(overlap).Format(business.TimeFormat))
+	}
+	return writeOK(w, "Webhook endpoint secret rotated", map[string]any{"webhook_endpoint": map[string]any{
+		"id": id, "secret": secret, "previous_secret_expires_at": until}})
+}
+
+// readOptionalObject decodes a body that may be absent or empty (dst keeps
+// its zero value) into dst, strictly (see decodeObject).
+func readOptionalObject(r *http.Request, dst any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	return decodeObject(body, dst, "")
+}
+
+type replayRequest struct {
+	Since Opt[string] `json:"since"`
+}
+
+func replayEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := decodeJSON[replayRequest](body)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	since := strings.TrimSpace(req.Since.V)
+	if since == "" {
+		return business.FieldErrors{"since": "is required: " + errSince.Error()}.Err()
+	}
+	after, err := eventsAfter(since, now)
+	if errors.Is(err, errSinceTooOld) {
+		oldest := now.Add(-business.EventRetention).Format(business.TimeFormat)
+		return business.FieldErrors{"since": "is older than the 30 days events are kept: replay from " + oldest + " or later"}.Err()
+	}
+	if err != nil {
+		return business.FieldErrors{"since": err.Error()}.Err()
+	}
+	e, err := s.store.FindEndpoint(r.Context(), acct.ID, id)
+	if err != nil {
+		return err
+	}
+	queued, more, last, err := s.store.ReplayEndpoint(r.Context(), acct.ID, e, after, ReplayBatch, now)
+	if err != nil {
+		return err
+	}
+	return writeOK(w, "Events queued for replay: "+strconv.Itoa(queued), map[string]any{
+		"queued": queued, "more": more, "next_since": wire.Nullable(last)})
+}
+
+// EndpointDeliveryJSON is a delivery of an event to an endpoint as the API
+// answers it: the attempts as a payment delivery's, named by the event.
+type EndpointDeliveryJSON struct {
+	EventID       string                `json:"event_id"`
+	EventType     string                `json:"event_type"`
+	WebhookID     string                `json:"webhook_id"`
+	State         string                `json:"state"`
+	Attempts      []DeliveryAttemptJSON `json:"attempts"`
+	NextAttemptAt *string               `json:"next_attempt_at"`
+	CreatedAt     string                `json:"created_at"`
+}
+
+// NewEndpointDeliveryJSON returns d as the API answers it, with the event
+// type its payload (the event) names.
+func NewEndpointDeliveryJSON(d business.Delivery) EndpointDeliveryJSON {
+	j := NewDeliveryJSON(d)
+	var ev struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(d.Payload, &ev)
+	return EndpointDeliveryJSON{EventID: d.TransactionID, EventType: ev.Type, WebhookID: d.WebhookID, State: j.State,
+		Attempts: j.Attempts, NextAttemptAt: j.NextAttemptAt, CreatedAt: j.CreatedAt}
+}
+
+func listEndpointDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	q := parseList(r, "state")
+	state := q.oneOf("state", business.DeliveryPending, business.DeliveryHeld, business.DeliveryDelivered, business.DeliveryFailed, business.DeliverySkipped)
+	if err := q.err(); err != nil {
+		return err
+	}
+	// The endpoint is read beside its deliveries (one round trip): an id
+	// that is not the account's is 404, whatever the list found.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	var findErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, findErr = s.store.FindEndpoint(ctx, acct.ID, id); findErr != nil {
+			cancel()
+		}
+	}()
+	page, err := s.store.ListDeliveries(ctx, store.EndpointQueue(acct.ID, id), state, q.limit, q.cursor)
+	wg.Wait()
+	if findErr != nil {
+		return findErr
+	}
+	if err != nil {
+		return err
+	}
+	return writePage(w, "Deliveries", "deliveries", page, NewEndpointDeliveryJSON)
+}
