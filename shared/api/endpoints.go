@@ -136,7 +136,7 @@ func getEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 		return err
 	}
 	setETag(w, e.Version)
-	return writeOK(w, "Webhook endpoint found", map[string]any{"webhook_endpoint": wire.NewEndpoint(e)})
+	return writeOK(w, "Webhook endpoint found", wire.EndpointData(e))
 }
 
 func editEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -168,7 +168,7 @@ func editEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 		return err
 	}
 	setETag(w, e.Version)
-	return writeOK(w, "Webhook endpoint updated", map[string]any{"webhook_endpoint": wire.NewEndpoint(e)})
+	return writeOK(w, "Webhook endpoint updated", wire.EndpointData(e))
 }
 
 func deleteEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -257,7 +257,7 @@ func replayEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	now := time.Now().UTC()
 	since := strings.TrimSpace(req.Since.V)
 	if since == "" {
-		return business.FieldErrors{"since": "is required: " + errSince.Error()}.Err()
+		return business.FieldErrors{"since": "is required: the event id (evt_…) after which, or the date and time YYYY-MM-DD HH:MM:SS (UTC) from which, to send the events again"}.Err()
 	}
 	after, err := eventsAfter(since, now)
 	if errors.Is(err, errSinceTooOld) {

@@ -398,7 +398,9 @@ func TestEndpointReplay(t *testing.T) {
 		ID       string                 `json:"id"`
 		Type     string                 `json:"type"`
 		Resource business.EventResource `json:"resource"`
-		Data     wire.Endpoint          `json:"data"`
+		Data     struct {
+			WebhookEndpoint wire.Endpoint `json:"webhook_endpoint"`
+		} `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		t.Fatal(err)
@@ -408,7 +410,7 @@ func TestEndpointReplay(t *testing.T) {
 	if current.Status != "disabled" || current.DisabledReason == nil || *current.DisabledReason != "failing again" || current.DisabledAt == nil {
 		t.Fatalf("%s", r.raw)
 	}
-	same(t, r, current, ev.Data)
+	same(t, r, current, ev.Data.WebhookEndpoint)
 	if ev.Type != business.EventEndpointDisabled || etag(ev.Resource.Version) != r.header.Get("ETag") ||
 		ev.Resource.Type != business.ResourceEndpoint || ev.Resource.ID != flaky.ID {
 		t.Fatalf("event %s, endpoint ETag %s", raw, r.header.Get("ETag"))

@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"bizdata/shared/api"
+	"bizdata/shared/business"
 	"bizdata/shared/testdb"
 )
 
@@ -130,6 +133,42 @@ func TestOpenAPIConformance(t *testing.T) {
 		{"PUT", "/api/v1/user/webhook", map[string]any{"callback_url": "http://insecure.example.com/h"}, nil, 400},
 		{"PUT", "/api/v1/user/webhook", map[string]any{"callback_url": "https://hooks.example.com/h", "callback_secret": "prism-secret-0123456789"}, nil, 200},
 	}
+	// Webhook endpoints: 15 made beforehand (one disabled by the
+	// dispatcher, its event replayed), so the second create is the 17th.
+	ctx := context.Background()
+	var ep business.Endpoint
+	for i := range business.MaxEndpoints - 1 {
+		made, err := e.store.CreateEndpoint(ctx, e.acct.ID, business.Endpoint{URL: fmt.Sprintf("https://hooks.example.com/%d", i), EnabledEvents: []string{"*"}}, business.NewEndpointSecret())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep = made
+	}
+	if _, err := e.store.DisableEndpoint(ctx, e.acct.ID, ep.ID, "failing for 5 days", time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	one := "/api/v1/webhook-endpoints/" + ep.ID
+	steps = append(steps, []step{
+		{"POST", "/api/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/p", "enabled_events": []string{"payment.received", "sale.*"}, "description": "Prism"}, nil, 200},
+		{"POST", "/api/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/q", "enabled_events": []string{"*"}}, nil, 409},
+		{"POST", "/api/v1/webhook-endpoints", map[string]any{"url": "http://insecure.example.com/h", "enabled_events": []string{"*"}}, nil, 400},
+		{"GET", "/api/v1/webhook-endpoints", nil, nil, 200},
+		{"GET", "/api/v1/webhook-endpoints", nil, []string{"Authorization", ""}, 401},
+		{"GET", one, nil, nil, 200},
+		{"GET", "/api/v1/webhook-endpoints/" + business.NewEndpointID(), nil, nil, 404},
+		{"PUT", one, map[string]any{"status": "enabled"}, nil, 200},
+		{"PUT", one, map[string]any{"description": "x"}, []string{"If-Match", `"v1"`}, 412},
+		{"PUT", one, map[string]any{"status": "paused"}, nil, 400},
+		{"POST", one + "/rotate-secret", nil, nil, 200},
+		{"POST", one + "/rotate-secret", map[string]any{"overlap_hours": 0}, nil, 200},
+		{"POST", one + "/rotate-secret", map[string]any{"overlap_hours": 48}, nil, 400},
+		{"POST", one + "/replay", map[string]any{"since": time.Now().UTC().Add(-time.Minute).Format(business.TimeFormat)}, nil, 200},
+		{"POST", one + "/replay", map[string]any{"since": "yesterday"}, nil, 400},
+		{"GET", one + "/deliveries", nil, nil, 200},
+		{"GET", one + "/deliveries?state=lost", nil, nil, 400},
+		{"DELETE", one, nil, nil, 200},
+		{"DELETE", one, nil, nil, 404},
+	}...)
 	// Test notifications up to the limit, then one over it (429 with
 	// Retry-After), all in one fixed minute.
 	limited := len(steps)

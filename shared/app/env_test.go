@@ -45,3 +45,25 @@ func TestStartupFailuresReturn(t *testing.T) {
 		t.Errorf("unknown function: %v, want an error naming it", err)
 	}
 }
+
+// WEBHOOK_ENDPOINT_DISABLE_AFTER sets how long an endpoint's attempts may all
+// fail before it is disabled: business.EndpointDisableAfter when unset, and
+// a positive Go duration or nothing.
+func TestEndpointDisableAfterEnv(t *testing.T) {
+	c := app.Config{TableName: "t", Endpoint: "http://127.0.0.1:1", CursorSecret: "x"}
+	t.Setenv("WEBHOOK_ENDPOINT_DISABLE_AFTER", "")
+	svc, err := app.NewWebhookService(context.Background(), c)
+	if err != nil || svc.DisableAfter != business.EndpointDisableAfter {
+		t.Fatalf("default %v (%v), want %v", svc.DisableAfter, err, business.EndpointDisableAfter)
+	}
+	t.Setenv("WEBHOOK_ENDPOINT_DISABLE_AFTER", "90s")
+	if svc, err := app.NewWebhookService(context.Background(), c); err != nil || svc.DisableAfter != 90*time.Second {
+		t.Fatalf("90s: %v (%v)", svc.DisableAfter, err)
+	}
+	for _, v := range []string{"0s", "-1h", "5 days", "x"} {
+		t.Setenv("WEBHOOK_ENDPOINT_DISABLE_AFTER", v)
+		if _, err := app.NewWebhookService(context.Background(), c); err == nil {
+			t.Errorf("WEBHOOK_ENDPOINT_DISABLE_AFTER=%s accepted", v)
+		}
+	}
+}

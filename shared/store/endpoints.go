@@ -22,9 +22,9 @@ import (
 //
 // An endpoint is one item in its account's partition (A#<acct> /
 // WHEP#<id>), so the list of them is one Query. Its secrets live apart, in
-// A SECRET#<acct> / WHEP#<id> item (see SecretKeyPrefix), which only the
+// an item SECRET#<acct> / WHEP#<id> (see SecretKeyPrefix) that only the
 // signing functions may read: the functions that create, rotate and delete
-// them write it blind. Each endpoint has a webhook queue of its own (see
+// it write it blind. Each endpoint has a webhook queue of its own (see
 // queue.go), named EndpointQueue(account, id): its deliveries, its ready
 // entry and its circuit breaker are those of that queue, so one failing
 // endpoint never holds up another of the same account.
@@ -285,8 +285,8 @@ func (s *Store) EndpointSecrets(ctx context.Context, account, id string, now tim
 
 // DisableEndpoint disables an enabled endpoint for reason (the dispatcher's,
 // when its deliveries kept failing) and records the webhook_endpoint.disabled
-// event in the same transaction: its data is the endpoint as its GET
-// answers it afterwards. It returns false when the endpoint was disabled
+// event in the same transaction: its data is the endpoint's GET answer's
+// (wire.EndpointData) afterwards. It returns false when the endpoint was disabled
 // already (nothing written), and ENOTFOUND when it does not exist.
 func (s *Store) DisableEndpoint(ctx context.Context, account, id, reason string, now time.Time) (bool, error) {
 	disabled := false
@@ -303,7 +303,7 @@ func (s *Store) DisableEndpoint(ctx context.Context, account, id, reason string,
 		at := now.UTC().Truncate(time.Second)
 		e.Status, e.DisabledReason, e.DisabledAt, e.UpdatedAt, e.Version = business.EndpointDisabled, reason, at, at, old.Version+1
 		ev := newEvents(account, now)
-		ev.add(business.EventEndpointDisabled, business.EventResource{Type: business.ResourceEndpoint, ID: id, Version: e.Version}, wire.NewEndpoint(e))
+		ev.add(business.EventEndpointDisabled, business.EventResource{Type: business.ResourceEndpoint, ID: id, Version: e.Version}, wire.EndpointData(e))
 		acts, err := s.eventActions(ev)
 		if err != nil {
 			return err

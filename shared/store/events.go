@@ -42,8 +42,11 @@ type events struct {
 	list    []business.Event
 }
 
+// newEvents starts the events of a change stamped now (whole seconds, as
+// created_at shows); their ids take the time to the millisecond, so that
+// one record's changes within a second sort in the order they were made.
 func newEvents(account string, now time.Time) *events {
-	return &events{account: account, now: now, ids: business.NewEventIDs(now)}
+	return &events{account: account, now: now, ids: business.NewEventIDs(time.Now())}
 }
 
 // add records an event of type t about the record res (at its new version),

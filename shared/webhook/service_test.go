@@ -25,8 +25,9 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 
 // TestHandleStreamFixture feeds a real DynamoDB Streams event to the
 // deliver-webhooks handler: the payment insert is delivered once, the sale
-// update is ignored, and the payment of an unknown account is reported as a
-// batch item failure by its sequence number.
+// update is ignored, the payment of an unknown account is reported as a
+// batch item failure by its sequence number, and the event insert is
+// delivered, as it is, to the account's endpoint that subscribes to it.
 func TestHandleStreamFixture(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
@@ -42,6 +43,18 @@ func TestHandleStreamFixture(t *testing.T) {
 	if err := st.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: rc.URL}); err != nil {
 		t.Fatal(err)
 	}
+	var epGot atomic.Int32
+	var epID, epBody atomic.Value
+	erc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		epBody.Store(b)
+		epID.Store(r.Header.Get(webhook.HeaderID))
+		epGot.Add(1)
+	}))
+	defer erc.Close()
+	if _, err := st.CreateEndpoint(ctx, a.ID, business.Endpoint{URL: erc.URL, EnabledEvents: []string{"customer.*"}}, business.NewEndpointSecret()); err != nil {
+		t.Fatal(err)
+	}
 	ev := fixtureBatch(t, a.ID)
 	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Second}, testdb.Quiet())
 	resp, err := svc.HandleStream(ctx, ev)
@@ -51,8 +64,8 @@ func TestHandleStreamFixture(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "111100000000000000000003" {
 		t.Fatalf("failures %+v", resp.BatchItemFailures)
 	}
-	if got.Load() != 0 {
-		t.Fatalf("recording a delivery sent it (%d): the stream must never wait on a receiver", got.Load())
+	if got.Load() != 0 || epGot.Load() != 0 {
+		t.Fatalf("recording a delivery sent it (%d, %d): the stream must never wait on a receiver", got.Load(), epGot.Load())
 	}
 	if err := svc.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
@@ -65,6 +78,11 @@ func TestHandleStreamFixture(t *testing.T) {
 	if p.Amount != "50.00" || p.TransactionID != "txn_fixture0001" || p.BusinessCode != "SHOP1" || p.Currency != "GHS" {
 		t.Fatalf("payload %+v", p)
 	}
+	const evt = "evt_019c1a2b3c4d012345678901"
+	want := ev.Records[3].Change.NewImage["v"].Map()["body"].String()
+	if epGot.Load() != 1 || epID.Load() != evt || string(epBody.Load().([]byte)) != want {
+		t.Fatalf("the endpoint got %d deliveries, the last %v: %s; want %s", epGot.Load(), epID.Load(), epBody.Load(), want)
+	}
 	// The same batch again (Lambda retrying it): no second delivery.
 	if _, err := svc.HandleStream(ctx, ev); err != nil {
 		t.Fatal(err)
@@ -72,8 +90,8 @@ func TestHandleStreamFixture(t *testing.T) {
 	if err := svc.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got.Load() != 1 {
-		t.Fatalf("%d deliveries after a replayed batch, want 1", got.Load())
+	if got.Load() != 1 || epGot.Load() != 1 {
+		t.Fatalf("%d and %d deliveries after a replayed batch, want 1 each", got.Load(), epGot.Load())
 	}
 	d, err := st.FindDelivery(ctx, a.ID, "txn_fixture0001")
 	if err != nil || d.State != business.DeliveryDelivered || len(d.Attempts) != 1 {

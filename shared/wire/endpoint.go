@@ -35,3 +35,9 @@ func NewEndpoint(e business.Endpoint) Endpoint {
 		CreatedAt: e.CreatedAt.UTC().Format(business.TimeFormat), UpdatedAt: e.UpdatedAt.UTC().Format(business.TimeFormat),
 	}
 }
+
+// EndpointData is the data of an endpoint's GET (and edit) answer, and so of
+// its events.
+func EndpointData(e business.Endpoint) map[string]any {
+	return map[string]any{"webhook_endpoint": NewEndpoint(e)}
+}
