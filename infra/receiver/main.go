@@ -90,6 +90,20 @@ func newHandler(secret, saveDir string, out io.Writer) http.Handler {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
+		var ev struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Resource struct {
+				Type    string `json:"type"`
+				ID      string `json:"id"`
+				Version int64  `json:"version"`
+			} `json:"resource"`
+		}
+		if json.Unmarshal(body, &ev) == nil && strings.HasPrefix(ev.ID, "evt_") { // a webhook endpoint's event
+			fmt.Fprintf(out, "%s event %s: %s %s at version %d, webhook-id %s\n", now, ev.Type, ev.Resource.Type, ev.Resource.ID, ev.Resource.Version, id)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		var p webhook.Payload
 		if err := json.Unmarshal(body, &p); err != nil {
 			fmt.Fprintf(out, "%s REFUSED webhook-id %q (400): the body is not a payment notification\n", now, id)

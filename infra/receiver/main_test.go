@@ -72,6 +72,15 @@ func TestReceiver(t *testing.T) {
 		t.Fatalf("saved body %q %v", body, err)
 	}
 
+	// A webhook endpoint's delivery: an event, with only the Standard
+	// Webhooks headers, signed with a new and the rotated-away secret.
+	ev := business.Delivery{WebhookID: "evt_0190a1b2c3d4aaaaaaaaaa01",
+		Payload: []byte(`{"id":"evt_0190a1b2c3d4aaaaaaaaaa01","type":"sale.created","created_at":"2026-11-23 10:00:00","resource":{"type":"sale","id":"100001","version":1},"data":{}}`)}
+	attempt, ok := webhook.NewSender(true).SendSigned(context.Background(), ev, srv.URL+"/events", []string{"whsec_bmV3IHNlY3JldCBvZiB0aGUgZW5kcG9pbnQ=", secret}, time.Now())
+	if !ok || !strings.Contains(out.String(), "event sale.created: sale 100001 at version 1, webhook-id evt_0190a1b2c3d4aaaaaaaaaa01") {
+		t.Fatalf("an endpoint's event answered %d (%s): %q", attempt.Status, attempt.Error, out.String())
+	}
+
 	for _, c := range []struct {
 		name, id, secret string
 		sentAt           time.Time
@@ -99,7 +108,7 @@ func TestReceiver(t *testing.T) {
 			t.Skip("openssl is not installed")
 		}
 		// The README's lines, at a root whose newest saved delivery is a genuine one.
-		for _, stale := range []string{"msg_test_wrong", "msg_test_unsigned", "msg_test_stale"} {
+		for _, stale := range []string{"msg_test_wrong", "msg_test_unsigned", "msg_test_stale", "evt_0190a1b2c3d4aaaaaaaaaa01"} {
 			_ = os.Chtimes(filepath.Join(saved, stale+".body"), time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
 		}
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", readmeBlock(t, "sh", "openssl dgst"))

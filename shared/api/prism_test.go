@@ -15,6 +15,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
+	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 )
 
@@ -147,8 +148,17 @@ func TestOpenAPIConformance(t *testing.T) {
 	if _, err := e.store.DisableEndpoint(ctx, e.acct.ID, ep.ID, "failing for 5 days", time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
+	disabled, err := e.store.ListEvents(ctx, e.acct.ID, store.EventFilter{Type: business.EventEndpointDisabled}, 1, "")
+	if err != nil || len(disabled.Items) != 1 {
+		t.Fatalf("the disabled endpoint's event: %d, %v", len(disabled.Items), err)
+	}
+	var disabledEvent business.Event
+	if err := json.Unmarshal(disabled.Items[0], &disabledEvent); err != nil {
+		t.Fatal(err)
+	}
 	one := "/api/v1/webhook-endpoints/" + ep.ID
 	steps = append(steps, []step{
+		{"GET", "/api/v1/events/" + disabledEvent.ID, nil, nil, 200},
 		{"POST", "/api/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/p", "enabled_events": []string{"payment.received", "sale.*"}, "description": "Prism"}, nil, 200},
 		{"POST", "/api/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/q", "enabled_events": []string{"*"}}, nil, 409},
 		{"POST", "/api/v1/webhook-endpoints", map[string]any{"url": "http://insecure.example.com/h", "enabled_events": []string{"*"}}, nil, 400},

@@ -1,11 +1,13 @@
 package app_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"bizdata/shared/app"
+	"bizdata/shared/business"
 )
 
 // A rotated key must stop working within 5 s everywhere: the key cache's

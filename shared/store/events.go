@@ -55,12 +55,6 @@ func (e *events) add(t string, res business.EventResource, data any) {
 	e.list = append(e.list, business.Event{Type: t, CreatedAt: fmtTime(e.now), Resource: res, Data: data})
 }
 
-// lead records the change's own event ahead of those added so far (the
-// stock events a sale's lines made): ids follow the order of the list.
-func (e *events) lead(t string, res business.EventResource, data any) {
-	e.list = append([]business.Event{{Type: t, CreatedAt: fmtTime(e.now), Resource: res, Data: data}}, e.list...)
-}
-
 // actions returns the puts of the collected events.
 func (s *Store) eventActions(e *events) ([]txItem, error) {
 	if e == nil {

@@ -69,7 +69,9 @@ func TestVerifier(t *testing.T) {
 		{"StrippedAll", headers(), b, v, ErrUnsigned},
 		{"HexOnly", headers(HeaderSignature, vectorHex), b, v, ErrUnsigned},
 		{"StrippedTimestamp", headers(HeaderSignature, vectorHex, HeaderID, "msg_txn_1", HeaderStandardSignature, vectorStd), b, v, ErrUnsigned},
-		{"StrippedHex", headers(good[2:]...), b, v, ErrUnsigned},
+		// A webhook endpoint's delivery: the Standard Webhooks headers only.
+		{"StandardOnly", headers(good[2:]...), b, v, nil},
+		{"StandardOnlyTampered", headers(good[2:]...), tampered, v, ErrBadSignature},
 		{"NoSecretProcessesAll", headers(), b, Verifier{}, nil},
 		{"LenientMissingProcessed", headers(), b, lenient, nil},
 		{"LenientHexOnly", headers(HeaderSignature, vectorHex), b, lenient, nil},

@@ -24,10 +24,12 @@ var (
 )
 
 // Verifier checks deliveries. With a Secret, every genuine delivery carries
-// the `signature` header and the Standard Webhooks headers, so Verify
-// requires them (ErrUnsigned when one is missing: a forger would simply
-// leave them out); the signatures must match the raw body (compared in
-// constant time) and the timestamp must be within Tolerance. Without a
+// the Standard Webhooks headers, so Verify requires them (ErrUnsigned when
+// one is missing: a forger would simply leave them out); a callback URL's
+// deliveries also carry the description's `signature` header, checked when
+// present (a webhook endpoint's carry only the Standard ones, whose
+// signature alone proves the body). The signatures must match the raw body
+// (compared in constant time) and the timestamp must be within Tolerance. Without a
 // Secret nothing can be verified and every delivery is processed (the
 // description's rule for a merchant with no secret).
 //
@@ -49,7 +51,7 @@ func (v Verifier) Verify(h http.Header, body []byte) error {
 		return nil
 	}
 	sig := h.Get(HeaderSignature)
-	if !v.Lenient && (sig == "" || h.Get(HeaderStandardSignature) == "" || h.Get(HeaderTimestamp) == "" || h.Get(HeaderID) == "") {
+	if !v.Lenient && (h.Get(HeaderStandardSignature) == "" || h.Get(HeaderTimestamp) == "" || h.Get(HeaderID) == "") {
 		return ErrUnsigned
 	}
 	if sig != "" {
