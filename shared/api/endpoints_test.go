@@ -383,7 +383,7 @@ func TestEndpointReplay(t *testing.T) {
 		if again, err := e.store.DisableEndpoint(ctx, e.acct.ID, flaky.ID, reason, time.Now().UTC()); err != nil || again {
 			t.Fatalf("DisableEndpoint of a disabled endpoint: %v %v", again, err)
 		}
-		page, err := e.store.ListEvents(ctx, e.acct.ID, store.EventFilter{ResourceID: flaky.ID}, 10, "")
+		page, err := e.store.ListEvents(ctx, e.acct.ID, store.EventFilter{ResourceType: business.ResourceEndpoint, ResourceID: flaky.ID}, 10, "")
 		if err != nil || len(page.Items) != i+1 {
 			t.Fatalf("%d events of the endpoint (%v), want %d", len(page.Items), err, i+1)
 		}

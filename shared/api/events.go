@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -19,10 +20,24 @@ import (
 const maxResourceID = 64
 
 func listEvents(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	q := parseList(r, "type", "resource_id", "since")
-	f := store.EventFilter{Type: q.str("type"), ResourceID: q.text("resource_id", maxResourceID)}
+	q := parseList(r, "type", "resource_type", "resource_id", "since")
+	f := store.EventFilter{Type: q.str("type"), ResourceType: q.oneOf("resource_type", business.ResourceTypes...),
+		ResourceID: q.text("resource_id", maxResourceID)}
 	if f.Type != "" && !business.ValidEventPattern(f.Type) {
 		q.fe.Add("type", "must be an event type ("+strings.Join(business.EventTypes, ", ")+"), a family of them such as sale.*, or *")
+	}
+	// Ids are unique within a kind of record (customer 1, expense 1): the
+	// kind comes with the id, named or implied by the type.
+	implied := business.EventResourceType(f.Type)
+	switch {
+	case f.ResourceType != "" && implied != "" && f.ResourceType != implied:
+		q.fe.Add("resource_type", fmt.Sprintf("is %s, but events of type %s describe a %s", f.ResourceType, f.Type, implied))
+	case f.ResourceID != "" && f.ResourceType == "":
+		if f.ResourceType = implied; implied == "" && q.values.Get("resource_type") == "" {
+			q.fe.Add("resource_type", "is required with resource_id (ids are unique within a kind of record): one of "+strings.Join(business.ResourceTypes, ", ")+", or a type such as sale.* that implies it")
+		}
+	case f.ResourceType != "" && f.ResourceID == "":
+		q.fe.Add("resource_id", "is required with resource_type")
 	}
 	if v := q.str("since"); v != "" {
 		after, err := eventsAfter(v, time.Now())

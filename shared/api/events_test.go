@@ -223,7 +223,7 @@ func TestEventFilters(t *testing.T) {
 		wantTypes(t, evs, "sale.created sale/500001@v1")
 		evs, _ = feed(t, c, "?type=payment.received")
 		wantTypes(t, evs, "payment.received sale/500001@v1")
-		evs, _ = feed(t, c, "?resource_id=SOAP")
+		evs, _ = feed(t, c, "?resource_type=item&resource_id=SOAP")
 		wantTypes(t, evs, "item.updated item/SOAP@v2", "item.created item/SOAP@v1")
 		evs, _ = feed(t, c, "?resource_id=SOAP&type=item.created")
 		wantTypes(t, evs, "item.created item/SOAP@v1")
@@ -231,6 +231,9 @@ func TestEventFilters(t *testing.T) {
 		if len(evs) != 4 {
 			t.Fatalf("customer 1 has 4 events, got %v", eventTypes(evs))
 		}
+		// Category 1 shares customer 1's id, not its events.
+		evs, _ = feed(t, c, "?resource_type=category&resource_id=1")
+		wantTypes(t, evs, "category.created category/1@v1")
 
 		// Pages of 2, newest first, follow on without repeats.
 		var pages []feedEvent
@@ -285,5 +288,9 @@ func TestEventQueriesRefused(t *testing.T) {
 		wantField(t, c.get(t, "/api/v1/events?limit=0"), "limit", "1 to")
 		wantField(t, c.get(t, "/api/v1/events?cursor=abc"), "cursor", "")
 		wantField(t, c.get(t, "/api/v1/events?colour=red"), "colour", "allowed")
+		wantField(t, c.get(t, "/api/v1/events?resource_id=1"), "resource_type", "required with resource_id")
+		wantField(t, c.get(t, "/api/v1/events?resource_id=1&type=sale.*&resource_type=customer"), "resource_type", "describe a sale")
+		wantField(t, c.get(t, "/api/v1/events?resource_type=shoe&resource_id=1"), "resource_type", "one of")
+		wantField(t, c.get(t, "/api/v1/events?resource_type=item"), "resource_id", "required")
 	})
 }

@@ -41,6 +41,7 @@ func newEnvTTL(t testing.TB, keyTTL time.Duration) *env {
 	t.Helper()
 	e := &env{t: t}
 	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls), e.spans.Option())
+	st.SetEventSettle(0) // catching up sees each event at once (TestCatchUpSettles checks the delay)
 	e.store = st
 	log := testdb.Quiet()
 	e.srv = httptest.NewServer(api.NewServer(st, log, keyTTL).Handler(api.Routes))

@@ -125,7 +125,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		{"GET", "/api/v1/inventory/items/NOPE/movements", nil, nil, 404},
 		{"GET", "/api/v1/events", nil, nil, 200},
 		{"GET", "/api/v1/events?type=sale.*&limit=3", nil, nil, 200},
-		{"GET", "/api/v1/events?resource_id=RICE-1", nil, nil, 200},
+		{"GET", "/api/v1/events?resource_type=item&resource_id=RICE-1", nil, nil, 200},
 		{"GET", "/api/v1/events?since=" + url.QueryEscape(time.Now().UTC().Add(-time.Hour).Format("2006-01-02 15:04:05")), nil, nil, 200},
 		{"GET", "/api/v1/events?type=sale.deleted", nil, nil, 400},
 		{"GET", "/api/v1/events/evt_000000000000000000000000", nil, nil, 404},

@@ -124,6 +124,23 @@ func EventTime(id string) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
+// ResourceTypes are the kinds of record events describe.
+var ResourceTypes = []string{ResourceSale, ResourceExpense, ResourceItem, ResourceCustomer, ResourceCategory, ResourceEndpoint}
+
+// EventResourceType returns the kind of record every event matching
+// pattern p describes, or "" when it may be more than one ("*").
+func EventResourceType(p string) string {
+	switch EventFamily(p) {
+	case "sale", "payment":
+		return ResourceSale
+	case "item", "stock":
+		return ResourceItem
+	case "expense", "customer", "category", "webhook_endpoint":
+		return EventFamily(p)
+	}
+	return ""
+}
+
 // EventFamily returns the part of an event type before its dot ("sale" of
 // "sale.created").
 func EventFamily(eventType string) string {

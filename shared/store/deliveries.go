@@ -49,6 +49,11 @@ func deliveryItem(d business.Delivery) attrs {
 	it[IndexCreated.PK] = str(acctPK(d.AccountID) + "#DELIVERY")
 	it[IndexCreated.SK] = str(fmtTime(d.CreatedAt) + "#" + d.TransactionID)
 	deliveryState(it, d)
+	if _, _, ok := SplitEndpointQueue(d.AccountID); ok {
+		// An endpoint's delivery carries its event, kept as long as events
+		// are (a payment's delivery is the payment's record, kept for good).
+		it[TTLAttribute] = nInt(d.CreatedAt.Add(business.EventRetention).Unix())
+	}
 	if d.Waiting() {
 		it[IndexDue.PK], it[IndexDue.SK] = str(accountDuePK(d.AccountID)), str(dueSK(d))
 	}

@@ -326,7 +326,7 @@ const replayWorkers = 16
 // deliveries it queued, whether more events follow, and the id of the last
 // event it read, where the next call continues ("" when it read none).
 func (s *Store) ReplayEndpoint(ctx context.Context, account string, e business.Endpoint, after string, limit int, now time.Time) (queued int, more bool, last string, err error) {
-	p, err := s.ListEvents(ctx, account, EventFilter{After: after}, limit, "")
+	p, err := s.ListEvents(ctx, account, EventFilter{After: after, Unsettled: true}, limit, "")
 	if err != nil {
 		return 0, false, "", err
 	}

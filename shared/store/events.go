@@ -89,7 +89,7 @@ func eventItem(account string, ev business.Event, now time.Time) (attrs, error) 
 	}}
 	it[IndexCreated.PK], it[IndexCreated.SK] = str(base), str(ev.ID)
 	it[IndexPrimaryFilter.PK], it[IndexPrimaryFilter.SK] = str(base+"#TYPE#"+ev.Type), str(ev.ID)
-	it[IndexType.PK], it[IndexType.SK] = str(base+"#RES#"+ev.Resource.ID), str(ev.ID)
+	it[IndexType.PK], it[IndexType.SK] = str(base+"#RES#"+ev.Resource.Type+"#"+ev.Resource.ID), str(ev.ID)
 	it[IndexStatus.PK], it[IndexStatus.SK] = str(base+"#FAM#"+business.EventFamily(ev.Type)), str(ev.ID)
 	return it, nil
 }
@@ -117,13 +117,36 @@ func eventExpired(it attrs, now time.Time) bool {
 }
 
 // EventFilter selects events: Type is a type or a family pattern ("sale.*";
-// "" or "*" for all), ResourceID the id of the record they describe, and
-// After, when set, an event id: the events after it, oldest first (catching
-// up), instead of newest first.
+// "" or "*" for all), ResourceType and ResourceID the record they describe
+// (ids are unique per kind: both or neither), and After, when set, an event
+// id: the events after it, oldest first (catching up), instead of newest
+// first.
 type EventFilter struct {
-	Type       string
-	ResourceID string
-	After      string
+	Type         string
+	ResourceType string
+	ResourceID   string
+	After        string
+	// Unsettled lists events after After up to now, as a replay does: it
+	// resends what was written, and keeps no id to continue from.
+	Unsettled bool
+}
+
+// EventSettle is how long after now a catch-up (EventFilter.After) stops:
+// an event takes its id before its transaction commits, and the index that
+// lists it lags the table, so an event younger than this may still appear
+// behind one already listed. Stopping short of it means a client that keeps
+// the last id it read misses nothing: the function that writes an event
+// gives up within 10 s, and the index's lag is far below the rest.
+const EventSettle = 15 * time.Second
+
+// SetEventSettle changes how long a catch-up stays behind now (tests use 0).
+func (s *Store) SetEventSettle(d time.Duration) { s.eventSettle = &d }
+
+func (s *Store) settle() time.Duration {
+	if s.eventSettle != nil {
+		return *s.eventSettle
+	}
+	return EventSettle
 }
 
 // ListEvents returns a page of the account's events (their JSON). The
@@ -140,22 +163,27 @@ func (s *Store) ListEvents(ctx context.Context, account string, f EventFilter, l
 	family, isFamily := cutFamily(typ)
 	switch {
 	case f.ResourceID != "":
-		// A resource has few events: its type is checked on the decoded
+		// A resource has few events: their type is checked on the decoded
 		// events below.
-		q.index, q.pk = IndexType, base+"#RES#"+f.ResourceID
+		q.index, q.pk, q.tag = IndexType, base+"#RES#"+f.ResourceType+"#"+f.ResourceID, typ
 	case isFamily:
 		q.index, q.pk = IndexStatus, base+"#FAM#"+family
 	case typ != "":
 		q.index, q.pk = IndexPrimaryFilter, base+"#TYPE#"+typ
 	}
+	now := s.now()
+	// Only events still kept; when catching up, only those settled.
+	q.within.From = business.EventIDAt(now.Add(-business.EventRetention))
 	if f.After != "" {
 		q.rng.From = f.After + "!" // ids have one length: this is every id after it
+		if !f.Unsettled {
+			q.within.To = business.EventIDAt(now.Add(-s.settle()))
+		}
 	}
 	p, err := page(ctx, s, q, func(it attrs) attrs { return it })
 	if err != nil {
 		return Page[json.RawMessage]{}, err
 	}
-	now := s.now()
 	out := Page[json.RawMessage]{Next: p.Next, Scanned: p.Scanned, Items: make([]json.RawMessage, 0, len(p.Items))}
 	for _, it := range p.Items {
 		body, t, ok := eventFromView(it)

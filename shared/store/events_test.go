@@ -52,3 +52,25 @@ func TestEventsExpireAfter30Days(t *testing.T) {
 	_, err = f.st.FindEvent(f.ctx, f.acct, ev.ID)
 	wantCode(t, err, business.ENOTFOUND)
 }
+
+// TestCatchUpSettles: catching up (EventFilter.After) stops EventSettle
+// short of now, so an event whose transaction commits late can never appear
+// behind one a client already read; newest first shows everything at once.
+func TestCatchUpSettles(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.st.CreateCustomer(f.ctx, f.acct, business.Customer{Name: "Ama"}, nil, render[business.Customer]); err != nil {
+		t.Fatal(err)
+	}
+	since := business.EventIDAt(time.Now().Add(-time.Hour))
+	p, err := f.st.ListEvents(f.ctx, f.acct, store.EventFilter{After: since}, 10, "")
+	if err != nil || len(p.Items) != 0 {
+		t.Fatalf("catching up listed %d events younger than %s, %v", len(p.Items), store.EventSettle, err)
+	}
+	if p, err = f.st.ListEvents(f.ctx, f.acct, store.EventFilter{}, 10, ""); err != nil || len(p.Items) != 1 {
+		t.Fatalf("newest first: %d events, %v", len(p.Items), err)
+	}
+	f.st.SetClock(func() time.Time { return time.Now().Add(store.EventSettle + time.Second) })
+	if p, err = f.st.ListEvents(f.ctx, f.acct, store.EventFilter{After: since}, 10, ""); err != nil || len(p.Items) != 1 {
+		t.Fatalf("catching up once settled: %d events, %v", len(p.Items), err)
+	}
+}

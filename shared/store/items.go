@@ -223,7 +223,11 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 				}
 			}
 			ev := newEvents(account, x.UpdatedAt)
-			ev.item(business.EventItemUpdated, *x, old.Quantity)
+			if x.Quantity.Cmp(old.Quantity) != 0 { // a count: an adjustment in the ledger
+				ev.item(business.EventStockAdjusted, *x, old.Quantity)
+			} else {
+				ev.item(business.EventItemUpdated, *x, old.Quantity)
+			}
 			return s.withEvents(append(actions, s.guardedPut(invItem(account, *x), old.Version)), ev)
 		})
 }

@@ -44,6 +44,13 @@ type query struct {
 	views  bool // the records listed have views (see view.go)
 	// forward reads oldest first; lists read newest (or latest) first.
 	forward bool
+	// within narrows rng by bounds that move with the clock (the events
+	// kept, the events settled): they are not part of the query a cursor
+	// continues, so a cursor outlives the second it was made in.
+	within Range
+	// tag names what a filter applied after the read selects (the type of
+	// a resource's events), so a cursor continues only that query.
+	tag string
 }
 
 func (q query) keyNames() (string, string) {
@@ -83,6 +90,15 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 	cond := "#pk = :pk"
 	names := map[string]string{"#pk": pkName}
 	values := attrs{":pk": str(q.pk)}
+	if q.within.From > q.rng.From {
+		q.rng.From = q.within.From
+	}
+	if q.within.To != "" && (q.rng.To == "" || q.within.To < q.rng.To) {
+		q.rng.To = q.within.To
+	}
+	if q.rng.From != "" && q.rng.To != "" && q.rng.From > q.rng.To {
+		return nil, "", 0, nil // nothing between the bounds (yet)
+	}
 	switch {
 	case q.rng.From != "" && q.rng.To != "":
 		cond += " AND #sk BETWEEN :from AND :to"
@@ -161,6 +177,9 @@ func (q query) fingerprint() string {
 	fmt.Fprintf(h, "%q %q %q %q %q\n", q.index.PK, q.pk, q.rng.From, q.rng.To, q.filter)
 	if q.forward {
 		fmt.Fprintln(h, "forward")
+	}
+	if q.tag != "" {
+		fmt.Fprintf(h, "tag %q\n", q.tag)
 	}
 	names := make([]string, 0, len(q.values))
 	for k := range q.values {

@@ -208,7 +208,7 @@ func (s *Store) giveBack(ctx context.Context, account string, moves map[string]m
 	}
 	codes, keys, err := stockKeys(account, moves)
 	if err != nil {
-		// Only a sale written before the bound (one of up to 90 items)
+		// Only a sale written before the bound was lowered (up to 90 items)
 		// names more than one transaction can give back.
 		return nil, business.Errorf(business.ECONFLICT, "this would give back %d distinct inventory items, more than the %d one change can move: return the goods in refunds of at most %d items each, or adjust the stock of the items",
 			len(moves), MaxStockedItemsPerSale, MaxStockedItemsPerSale)

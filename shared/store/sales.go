@@ -435,8 +435,12 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		now := s.stamp()
 		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
 		next.DefaultPaymentDate(now)
-		if _, _, err := stockKeys(account, business.StockMoves(nil, next.Lines)); err != nil {
-			return err // the sale as edited must stay within what one transaction can move (a void)
+		// The sale as edited must stay within what one transaction can move
+		// (a void); a sale stored before the bound was lowered may keep the
+		// items it has (a payment is still recorded), but not add more.
+		if n := len(business.StockMoves(nil, next.Lines)); n > MaxStockedItemsPerSale && n > len(business.StockMoves(nil, cur.Sale.Lines)) {
+			_, _, err := stockKeys(account, business.StockMoves(nil, next.Lines))
+			return err
 		}
 		rec = SaleRecord{Payments: cur.Payments, Refunds: cur.Refunds}
 		ev := newEvents(account, now)

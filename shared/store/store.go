@@ -20,6 +20,7 @@ type Store struct {
 
 	cursorSecret []byte
 	evaluated    int // items one list request may read; 0 means MaxEvaluated
+	eventSettle  *time.Duration
 	ids          idBlocks
 }
 
