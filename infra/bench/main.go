@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,7 @@ type bench struct {
 	captured []any
 	report   strings.Builder
 	quiet    *slog.Logger
+	loaded   func() error // the load, made once (see run)
 }
 
 func run() error {
@@ -61,7 +63,8 @@ func run() error {
 	items := flag.Int("items", 2000, "inventory items to load")
 	out := flag.String("out", "docs/benchmarks.md", "report file")
 	bins := flag.String("bin", "bin", "folder of the arm64 bootstraps (make build)")
-	only := flag.String("only", "", "comma-separated steps to run (default: all); the report then holds only those")
+	only := flag.String("only", "", "comma-separated steps to run (default: all); their sections replace their namesakes in the report file (see splice), the rest of it kept")
+	flag.DurationVar(&fanInterval, "fanout-interval", fanInterval, "the fanout step's time between one merchant's changes")
 	flag.Parse()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" {
@@ -86,27 +89,29 @@ func run() error {
 		return err
 	}
 	b.header()
-	steps := []struct {
-		name string
-		fn   func() error
-	}{
+	// The load once, whichever step needs it first (the events step loads
+	// the account itself when run on its own).
+	b.loaded = sync.OnceValue(func() error { return b.load(*sales, *expenses, *items) })
+	steps := []step{
 		// Webhook latency first: DynamoDB Local keeps every table's stream
 		// records in one store, and once the load has put tens of thousands
 		// there its GetRecords slows to ~200 ms a call, which would measure
 		// DynamoDB Local rather than the delivery path.
-		{"webhook latency", b.webhookLatency},
-		{"webhooks at scale", b.webhookScale},
-		{"load", func() error { return b.load(*sales, *expenses, *items) }},
-		{"round trips", b.roundTrips},
-		{"items read", b.itemsRead},
-		{"handler overhead", b.overhead},
-		{"create floor", b.createFloor},
-		{"throughput", b.throughput},
-		{"combined filters", b.combinedFilters},
-		{"cost", b.cost},
-		{"one busy account", b.writeScaling},
-		{"memory", b.memory},
-		{"cold start", func() error { return b.coldStart(*bins) }},
+		{"webhook latency", "## Webhook latency", b.webhookLatency},
+		{"webhooks at scale", "## Webhooks at scale", b.webhookScale},
+		{"fanout", "## Events fan-out to webhook endpoints", b.eventsFanout},
+		{"load", "", b.loaded},
+		{"round trips", "## DynamoDB round trips per request", b.roundTrips},
+		{"items read", "## Items read per item returned", b.itemsRead},
+		{"events", "## Items read per item returned: events feed", b.eventsRead},
+		{"handler overhead", "## Handler overhead", b.overhead},
+		{"create floor", "## Creates against the floor", b.createFloor},
+		{"throughput", "## Throughput", b.throughput},
+		{"combined filters", "## Combined filters", b.combinedFilters},
+		{"cost", "## Cost per operation", b.cost},
+		{"one busy account", "## One busy account", b.writeScaling},
+		{"memory", "## Lambda memory", b.memory},
+		{"cold start", "## Cold start", func() error { return b.coldStart(*bins) }},
 	}
 	chosen := map[string]bool{}
 	for _, name := range strings.Split(*only, ",") {
@@ -114,19 +119,104 @@ func run() error {
 			chosen[name] = true
 		}
 	}
+	for name := range chosen {
+		if !slices.ContainsFunc(steps, func(s step) bool { return s.name == name }) {
+			return fmt.Errorf("-only: no step %q", name)
+		}
+	}
+	var written []section
 	for _, s := range steps {
 		if len(chosen) > 0 && !chosen[s.name] {
 			continue
 		}
-		start := time.Now()
+		start, from := time.Now(), b.report.Len()
 		fmt.Fprintf(os.Stderr, "bench: %s ...", s.name)
 		if err := s.fn(); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		fmt.Fprintf(os.Stderr, " %s\n", time.Since(start).Round(time.Millisecond))
+		if text := b.report.String()[from:]; text != "" {
+			if len(chosen) > 0 && !strings.HasPrefix(text, s.heading+"\n") {
+				return fmt.Errorf("%s: its section does not begin with its heading %q, so it cannot be spliced into %s", s.name, s.heading, *out)
+			}
+			written = append(written, section{s.name, text})
+		}
 	}
 	fmt.Print(b.report.String())
-	return os.WriteFile(*out, []byte(b.report.String()), 0o644)
+	report := b.report.String()
+	if len(chosen) > 0 {
+		if old, err := os.ReadFile(*out); err == nil {
+			report = splice(string(old), written, steps, b.partialNote(*only))
+		}
+	}
+	return os.WriteFile(*out, []byte(report), 0o644)
+}
+
+// step is one step of the run: its name (for -only), the heading its
+// section of the report begins with ("" for a step that writes none), and
+// what it does.
+type step struct {
+	name, heading string
+	fn            func() error
+}
+
+// section is what one step wrote into the report.
+type section struct{ step, text string }
+
+// partialNote is the line under each section of a partial run (-only), which
+// the header's "this one run" does not describe.
+func (b *bench) partialNote(only string) string {
+	return fmt.Sprintf("_Measured on its own (`go run ./infra/bench -only %q`, %d CPUs, %s), not in the run the header describes._\n\n",
+		only, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// splice returns the report old with the sections of a partial run in it:
+// each replaces the section of the same heading (up to the next heading of
+// its level or above), and one the report lacks goes after the section of
+// the nearest step before it that the report has (else at the end). Each
+// section gets note under its heading.
+func splice(old string, written []section, steps []step, note string) string {
+	lines := strings.SplitAfter(old, "\n")
+	level := func(l string) int {
+		n := len(l) - len(strings.TrimLeft(l, "#"))
+		if n == 0 || !strings.HasPrefix(l[n:], " ") {
+			return 0
+		}
+		return n
+	}
+	// bounds returns the lines of the section headed heading: [from, to).
+	bounds := func(heading string) (int, int, bool) {
+		from := slices.Index(lines, heading+"\n")
+		if from < 0 {
+			return 0, 0, false
+		}
+		to := from + 1
+		for to < len(lines) && (level(lines[to]) == 0 || level(lines[to]) > level(lines[from])) {
+			to++
+		}
+		return from, to, true
+	}
+	for _, w := range written {
+		i := slices.IndexFunc(steps, func(s step) bool { return s.name == w.step })
+		heading, body, _ := strings.Cut(w.text, "\n")
+		text := strings.SplitAfter(heading+"\n\n"+note+strings.TrimLeft(body, "\n"), "\n")
+		if n := len(text); text[n-1] == "" { // SplitAfter's empty last
+			text = text[:n-1]
+		}
+		if from, to, ok := bounds(heading); ok {
+			lines = slices.Concat(lines[:from], text, lines[to:])
+			continue
+		}
+		at := len(lines)
+		for j := i - 1; j >= 0; j-- {
+			if _, to, ok := bounds(steps[j].heading); steps[j].heading != "" && ok {
+				at = to
+				break
+			}
+		}
+		lines = slices.Concat(lines[:at], text, lines[at:])
+	}
+	return strings.Join(lines, "")
 }
 
 // captureInputs records each DynamoDB operation's input while capture is on,

@@ -158,6 +158,9 @@ func (b *bench) roundTrips() error {
 	if err := b.correctionTrips(covered); err != nil {
 		return fmt.Errorf("corrections: %w", err)
 	}
+	if err := b.eventTrips(covered); err != nil {
+		return fmt.Errorf("events and webhook endpoints: %w", err)
+	}
 	for _, r := range api.Routes {
 		if !covered[r.Function] {
 			return fmt.Errorf("route %s has no benchmark request", r.Function)
@@ -200,6 +203,27 @@ func (b *bench) typicalRun(runs int, fn func(i int) error) (tripCount, string, e
 	return typical, strings.TrimSuffix(differed, "; "), nil
 }
 
+// lister reads one page of a list from cursor: the items DynamoDB read,
+// the items returned, and the next page's cursor.
+type lister func(cursor string) (int, int, string, error)
+
+// readPages reads up to 4 pages of a list and returns the items read and
+// returned.
+func readPages(l lister) (int, int, error) {
+	read, returned, cursor := 0, 0, ""
+	for p := 0; p < 4; p++ {
+		sc, n, next, err := l(cursor)
+		if err != nil {
+			return 0, 0, err
+		}
+		read, returned = read+sc, returned+n
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	return read, returned, nil
+}
+
 // itemsRead reports, for every list filter, the items DynamoDB read per item
 // returned over up to 4 pages of 50.
 func (b *bench) itemsRead() error {
@@ -211,21 +235,6 @@ func (b *bench) itemsRead() error {
 	}
 	t, _ := time.Parse(business.TimeFormat, created)
 	recent := t.Add(-3 * time.Second).Format(business.TimeFormat)
-	type lister func(cursor string) (int, int, string, error)
-	pages := func(l lister) (int, int, error) {
-		read, returned, cursor := 0, 0, ""
-		for p := 0; p < 4; p++ {
-			sc, n, next, err := l(cursor)
-			if err != nil {
-				return 0, 0, err
-			}
-			read, returned = read+sc, returned+n
-			if cursor = next; cursor == "" {
-				break
-			}
-		}
-		return read, returned, nil
-	}
 	sale := func(f store.SaleFilter) lister {
 		return func(c string) (int, int, string, error) {
 			p, err := b.store.ListSales(ctx, acct, f, 50, c)
@@ -281,7 +290,7 @@ func (b *bench) itemsRead() error {
 	}
 	b.printf("## Items read per item returned\n\nWith 10,000 sales, 2,000 expenses and 2,000 items loaded; up to 4 pages of 50 per filter; items read is DynamoDB's ScannedCount. Target: at most 1.5.\n\n| list filter | items read | items returned | read per returned |\n|---|---|---|---|\n")
 	for _, r := range rows {
-		read, returned, err := pages(r.l)
+		read, returned, err := readPages(r.l)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
@@ -33,6 +34,8 @@ type hookEnv struct {
 	st  interface {
 		CreateAccount(context.Context, business.Account) (business.Account, string, error)
 		SetWebhook(context.Context, string, business.Webhook) error
+		CreateEndpoint(context.Context, string, business.Endpoint, string) (business.Endpoint, error)
+		ListEvents(context.Context, string, store.EventFilter, int, string) (store.Page[json.RawMessage], error)
 	}
 	h http.Handler
 }
@@ -44,6 +47,12 @@ func (b *bench) hookEnv(ctx context.Context, suffix string) (*hookEnv, func(), e
 // hookEnvN is hookEnv with n pipelines on the one table, as n devservers
 // (or overlapping retry-webhooks runs) would be.
 func (b *bench) hookEnvN(ctx context.Context, suffix string, n int) (*hookEnv, func(), error) {
+	return b.hookEnvWith(ctx, suffix, n, nil)
+}
+
+// hookEnvWith is hookEnvN whose stream batches go through watch (when not
+// nil) before the deliver-webhooks handler.
+func (b *bench) hookEnvWith(ctx context.Context, suffix string, n int, watch func(events.DynamoDBEvent)) (*hookEnv, func(), error) {
 	cfg := b.cfg
 	cfg.TableName += suffix
 	st, err := app.NewStore(ctx, cfg)
@@ -59,7 +68,14 @@ func (b *bench) hookEnvN(ctx context.Context, suffix string, n int) (*hookEnv, f
 	}
 	for i := 0; i < n; i++ {
 		svc := webhook.NewService(st, webhook.NewSender(true), business.DefaultRetrySchedule, b.quiet)
-		go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, svc.HandleStream, streampoll.MaximumRetryAttempts, b.quiet)
+		handle := streampoll.Handler(svc.HandleStream)
+		if watch != nil {
+			handle = func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				watch(ev)
+				return svc.HandleStream(ctx, ev)
+			}
+		}
+		go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, handle, streampoll.MaximumRetryAttempts, b.quiet)
 		go svc.Dispatch(ctx, time.Now().Add(time.Hour), dispatchPoll)
 	}
 	cleanup := func() {

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/store"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The events feed and the webhook endpoints (issue 22): their requests'
+// round trips, and the items the feed reads per event it returns.
+
+// eventCase is one kind of request of the events feed or the webhook
+// endpoints: run i of corrRuns.
+type eventCase struct {
+	function, what, method string
+	path                   func(i int) string
+	query                  string
+	body                   func(i int) any
+	after                  func(i int, body string) error // reads the answer
+	target                 int                            // sequential round trips at most
+}
+
+// eventTrips reports the round trips of the events feed's and the webhook
+// endpoints' requests, in a table of their own, and marks their functions
+// covered. The endpoints are the add runs' own: each later case's run i
+// uses the endpoint run i made, and the delete runs remove them all.
+func (b *bench) eventTrips(covered map[string]bool) error {
+	feed, err := b.store.ListEvents(b.ctx, b.acct.ID, store.EventFilter{}, 11, "")
+	if err != nil {
+		return err
+	}
+	if len(feed.Items) < 11 {
+		return fmt.Errorf("the account has %d events, want at least 11", len(feed.Items))
+	}
+	newest, replayFrom := eventID(feed.Items[0]), eventID(feed.Items[10])
+	ids := make([]string, corrRuns)
+	ep := func(suffix string) func(i int) string {
+		return func(i int) string { return "/api/v1/webhook-endpoints/" + ids[i] + suffix }
+	}
+	same := func(p string) func(int) string { return func(int) string { return p } }
+	cases := []eventCase{
+		{function: "list-events", what: "feed, newest first (a page of 50)", method: "GET", path: same("/api/v1/events"), target: 1},
+		{function: "list-events", what: "type=sale.* (a family)", method: "GET", path: same("/api/v1/events"), query: "type=sale.%2A", target: 1},
+		{function: "list-events", what: "since an event id (catching up, oldest first)", method: "GET", path: same("/api/v1/events"),
+			query: "since=" + url.QueryEscape(replayFrom), target: 1},
+		{function: "get-event", what: "one event", method: "GET", path: same("/api/v1/events/" + newest), target: 1},
+		{function: "add-webhook-endpoint", what: "create (enabled_events *)", method: "POST", path: same("/api/v1/webhook-endpoints"),
+			body: func(i int) any {
+				return map[string]any{"url": fmt.Sprintf("https://hooks.example.com/bench/%d", i), "enabled_events": []string{"*"}, "description": "bench"}
+			},
+			after: func(i int, body string) error {
+				var out struct {
+					Data struct {
+						Endpoint struct {
+							ID string `json:"id"`
+						} `json:"webhook_endpoint"`
+					} `json:"data"`
+				}
+				if json.Unmarshal([]byte(body), &out) != nil || out.Data.Endpoint.ID == "" {
+					return fmt.Errorf("add-webhook-endpoint answered no id: %.300s", body)
+				}
+				ids[i] = out.Data.Endpoint.ID
+				return nil
+			}, target: 2},
+		{function: "list-webhook-endpoints", what: fmt.Sprintf("all of the account's (%d)", corrRuns), method: "GET", path: same("/api/v1/webhook-endpoints"), target: 1},
+		{function: "get-webhook-endpoint", what: "one endpoint", method: "GET", path: ep(""), target: 1},
+		{function: "edit-webhook-endpoint", what: "description", method: "PUT", path: ep(""),
+			body: func(i int) any { return map[string]any{"description": fmt.Sprintf("edited %d", i)} }, target: 2},
+		{function: "rotate-endpoint-secret", what: "new secret, the old one signing 24 h beside it", method: "POST", path: ep("/rotate-secret"),
+			body: func(int) any { return map[string]any{"overlap_hours": 24} }, target: 2},
+		{function: "replay-webhook-endpoint", what: "replay of the account's 10 newest events (10 deliveries queued)", method: "POST", path: ep("/replay"),
+			body: func(int) any { return map[string]any{"since": replayFrom} }, target: 2},
+		{function: "list-endpoint-deliveries", what: "the endpoint's 10 deliveries (the endpoint read beside them)", method: "GET", path: ep("/deliveries"), target: 1},
+		{function: "delete-webhook-endpoint", what: "delete", method: "DELETE", path: ep(""), target: 2},
+	}
+	b.printf("### Events and webhook endpoints\n\nThe events feed and the webhook endpoints (issue 22), through the Lambda function with the API key cache warm, over the loaded account; each case made %d times, the typical run reported. The endpoints are the create runs' own: run i of every later case uses the endpoint run i created, and the delete runs remove them. Target: 1 sequential for reads (list-endpoint-deliveries reads the endpoint beside its deliveries, as list-webhook-deliveries reads the settings), at most 2 sequential for writes. Every write of a record above (sales, customers, expenses, categories, items, refunds, voids, adjustments) writes its events in its own transaction: they add no call.\n\n| function | case | method | calls | sequential round trips | runs that differed | target | met |\n|---|---|---|---|---|---|---|---|\n",
+		corrRuns)
+	for _, c := range cases {
+		covered[c.function] = true
+		typical, differed, err := b.typicalRun(corrRuns, func(i int) error {
+			var body any
+			if c.body != nil {
+				body = c.body(i)
+			}
+			res, err := b.invokeWith(c.function, c.method, c.path(i), c.query, body, nil)
+			if err == nil && c.after != nil {
+				err = c.after(i, res.Body)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("%s (%s): %w", c.function, c.what, err)
+		}
+		target, met := fmt.Sprintf("<= %d", c.target), typical.depth <= c.target
+		if c.method == "GET" {
+			target = fmt.Sprint(c.target)
+		}
+		verdict := "yes"
+		if !met {
+			verdict = "**no**"
+		}
+		b.printf("| %s | %s | %s | %d | %d | %s | %s | %s |\n", c.function, c.what, c.method, typical.calls, typical.depth, differed, target, verdict)
+	}
+	b.printf("\n")
+	return nil
+}
+
+// eventID returns the id of an event's JSON.
+func eventID(body json.RawMessage) string {
+	var head struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(body, &head)
+	return head.ID
+}
+
+// eventsRead reports, for the events feed unfiltered and each of its
+// filters, the items DynamoDB read per event returned over up to 4 pages of
+// 50, on the loaded account (every record the load made wrote its events).
+func (b *bench) eventsRead() error {
+	if err := b.loaded(); err != nil {
+		return err
+	}
+	if err := b.corrections(); err != nil { // the item with corrMoves movements
+		return err
+	}
+	acct, ctx := b.acct.ID, b.ctx
+	mix, total, err := b.eventMix()
+	if err != nil {
+		return err
+	}
+	// An event 500 back in the feed, for the catch-up rows.
+	var mid string
+	cursor := ""
+	for p := 0; p < 10; p++ {
+		pg, err := b.store.ListEvents(ctx, acct, store.EventFilter{}, 50, cursor)
+		if err != nil {
+			return err
+		}
+		if len(pg.Items) == 0 || pg.Next == "" {
+			return fmt.Errorf("the feed ends after %d pages", p+1)
+		}
+		mid, cursor = eventID(pg.Items[len(pg.Items)-1]), pg.Next
+	}
+	event := func(f store.EventFilter) lister {
+		return func(c string) (int, int, string, error) {
+			p, err := b.store.ListEvents(ctx, acct, f, 50, c)
+			return p.Scanned, len(p.Items), p.Next, err
+		}
+	}
+	rows := []struct {
+		name string
+		l    lister
+	}{
+		{"events (no filter, newest first)", event(store.EventFilter{})},
+		{"events type=sale.created (exact)", event(store.EventFilter{Type: business.EventSaleCreated})},
+		{"events type=payment.received (exact)", event(store.EventFilter{Type: business.EventPaymentReceived})},
+		{"events type=expense.created (exact)", event(store.EventFilter{Type: business.EventExpenseCreated})},
+		{"events type=customer.created (exact, a rare type)", event(store.EventFilter{Type: business.EventCustomerCreated})},
+		{"events type=sale.* (family)", event(store.EventFilter{Type: "sale.*"})},
+		{"events type=item.* (family)", event(store.EventFilter{Type: "item.*"})},
+		{"events type=* (all)", event(store.EventFilter{Type: "*"})},
+		{"events resource_id=100042 (a sale)", event(store.EventFilter{ResourceID: "100042"})},
+		{fmt.Sprintf("events resource_id=%s (an item with %d stock movements)", corrLedger, corrMoves), event(store.EventFilter{ResourceID: corrLedger})},
+		{"events since (catch-up from an event 500 back, oldest first)", event(store.EventFilter{After: mid})},
+		{"events since + type=sale.created (catch-up of one type)", event(store.EventFilter{After: mid, Type: business.EventSaleCreated})},
+		{"events since + type=sale.* (catch-up of a family)", event(store.EventFilter{After: mid, Type: "sale.*"})},
+		{fmt.Sprintf("events resource_id=%s + type=stock.adjusted", corrLedger), event(store.EventFilter{ResourceID: corrLedger, Type: business.EventStockAdjusted})},
+		{fmt.Sprintf("events resource_id=%s + type=item.created (its 1 event of that type among %d: the type is checked on the events the resource's partition returns)", corrLedger, corrMoves),
+			event(store.EventFilter{ResourceID: corrLedger, Type: business.EventItemCreated})},
+	}
+	b.printf("## Items read per item returned: events feed\n\nThe events feed (`GET /api/v1/events`, through store.ListEvents as the route calls it) of the loaded account: %d events (%s), written by the load's creates and the corrections' records in their own transactions. Up to 4 pages of 50 per filter; items read is DynamoDB's ScannedCount. Target (issue 22): at most 1.5.\n\n| events filter | items read | items returned | read per returned |\n|---|---|---|---|\n",
+		total, mix)
+	for _, r := range rows {
+		read, returned, err := readPages(r.l)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		ratio := "n/a (nothing matched)"
+		if returned > 0 {
+			ratio = fmt.Sprintf("%.3f", float64(read)/float64(returned))
+		}
+		b.printf("| %s | %d | %d | %s |\n", r.name, read, returned, ratio)
+	}
+	b.printf("\n")
+	return nil
+}
+
+// eventMix counts the account's events of each type (Select COUNT over each
+// type's partition of the feed's index) and returns them as "n type, ...",
+// in EventTypes' order, and their total.
+func (b *bench) eventMix() (string, int, error) {
+	var parts []string
+	total := 0
+	for _, t := range business.EventTypes {
+		n := 0
+		in := &dynamodb.QueryInput{
+			TableName: aws.String(b.cfg.TableName), IndexName: aws.String(store.IndexPrimaryFilter.Name),
+			KeyConditionExpression:    aws.String(store.IndexPrimaryFilter.PK + " = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "A#" + b.acct.ID + "#EVENT#TYPE#" + t}},
+			Select:                    types.SelectCount,
+		}
+		for pages := dynamodb.NewQueryPaginator(b.db, in); pages.HasMorePages(); {
+			out, err := pages.NextPage(b.ctx)
+			if err != nil {
+				return "", 0, err
+			}
+			n += int(out.Count)
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, t))
+			total += n
+		}
+	}
+	return strings.Join(parts, ", "), total, nil
+}
+
+// memoryEvent is the memory step's call of an events or webhook-endpoint
+// function and the path of its request i (memoryPlan sends 0 cold, 1 to 4
+// ordinary, 5 the largest body, 6 one over the limit): reads of the
+// account's feed and of one endpoint made for the step, creates of
+// endpoints of their own, edits, rotations and replays of that endpoint,
+// and deletes, each of an endpoint made for it. ok is false for a function
+// that is neither.
+func (b *bench) memoryEvent(name string) (c call, path func(i int) string, ok bool, err error) {
+	made := func(n int) ([]string, error) {
+		ids := make([]string, n)
+		for i := range ids {
+			e, err := b.store.CreateEndpoint(b.ctx, b.acct.ID, business.Endpoint{URL: fmt.Sprintf("https://hooks.example.com/memory/%s/%d", name, i),
+				EnabledEvents: []string{"*"}, Description: "memory step"}, business.NewEndpointSecret())
+			if err != nil {
+				return nil, fmt.Errorf("endpoint for %s: %w", name, err)
+			}
+			ids[i] = e.ID
+		}
+		return ids, nil
+	}
+	one := func() (string, error) {
+		ids, err := made(1)
+		if err != nil {
+			return "", err
+		}
+		return ids[0], nil
+	}
+	same := func(p string) func(int) string { return func(int) string { return p } }
+	switch name {
+	case "list-events":
+		return call{function: name, method: "GET", path: "/api/v1/events", query: "type=sale.%2A"}, same("/api/v1/events"), true, nil
+	case "get-event":
+		feed, err := b.store.ListEvents(b.ctx, b.acct.ID, store.EventFilter{}, 1, "")
+		if err != nil || len(feed.Items) == 0 {
+			return c, nil, true, fmt.Errorf("an event to read: %d, %v", len(feed.Items), err)
+		}
+		p := "/api/v1/events/" + eventID(feed.Items[0])
+		return call{function: name, method: "GET", path: p}, same(p), true, nil
+	case "list-webhook-endpoints":
+		return call{function: name, method: "GET", path: "/api/v1/webhook-endpoints"}, same("/api/v1/webhook-endpoints"), true, nil
+	case "add-webhook-endpoint":
+		c = call{function: name, method: "POST", path: "/api/v1/webhook-endpoints", body: func(i int) any {
+			return map[string]any{"url": fmt.Sprintf("https://hooks.example.com/memory/add/%d", i), "enabled_events": []string{"sale.*", "payment.received"}, "description": strings.Repeat("d", business.MaxEndpointDescription)}
+		}}
+		return c, same(c.path), true, nil
+	case "delete-webhook-endpoint":
+		ids, err := made(memRuns)
+		if err != nil {
+			return c, nil, true, err
+		}
+		path = func(i int) string { return "/api/v1/webhook-endpoints/" + ids[i%len(ids)] }
+		return call{function: name, method: "DELETE", path: path(0)}, path, true, nil
+	case "get-webhook-endpoint", "edit-webhook-endpoint", "rotate-endpoint-secret", "replay-webhook-endpoint", "list-endpoint-deliveries":
+		id, err := one()
+		if err != nil {
+			return c, nil, true, err
+		}
+		p := "/api/v1/webhook-endpoints/" + id
+		c = call{function: name, method: "GET", path: p}
+		switch name {
+		case "edit-webhook-endpoint":
+			c.method, c.body = "PUT", func(i int) any { return map[string]any{"description": fmt.Sprintf("edited %d", i)} }
+		case "rotate-endpoint-secret":
+			c.method, c.path, c.body = "POST", p+"/rotate-secret", func(int) any { return map[string]any{"overlap_hours": 24} }
+		case "replay-webhook-endpoint":
+			since := business.EventIDAt(time.Now().Add(-time.Hour))
+			c.method, c.path, c.body = "POST", p+"/replay", func(int) any { return map[string]any{"since": since} }
+		case "list-endpoint-deliveries":
+			c.path = p + "/deliveries"
+		}
+		return c, same(c.path), true, nil
+	}
+	return c, nil, false, nil
+}
