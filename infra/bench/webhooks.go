@@ -75,7 +75,7 @@ func (b *bench) hookEnvWith(ctx context.Context, suffix string, n int, watch fun
 				return svc.HandleStream(ctx, ev)
 			}
 		}
-		go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, handle, streampoll.MaximumRetryAttempts, b.quiet)
+		go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, webhook.Streamed, handle, streampoll.MaximumRetryAttempts, b.quiet)
 		go svc.Dispatch(ctx, time.Now().Add(time.Hour), dispatchPoll)
 	}
 	cleanup := func() {

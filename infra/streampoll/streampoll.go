@@ -1,6 +1,7 @@
 // Package streampoll plays the part of Lambda's DynamoDB Streams event source
 // on a machine without Lambda: the devserver and the benchmarks use it to
-// feed the deliver-webhooks handler from DynamoDB Local.
+// feed the deliver-webhooks and apply-report-figures handlers from DynamoDB
+// Local, one poller per function as each has its own event source mapping.
 package streampoll
 
 import (
@@ -9,7 +10,6 @@ import (
 	"log/slog"
 	"time"
 
-	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,6 +22,10 @@ import (
 // function does (webhook.Service.HandleStream).
 type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
+// Filter says whether a record passes an event source mapping's filter
+// (webhook.Streamed, app.IsFiguresInsert).
+type Filter func(events.DynamoDBEventRecord) bool
+
 // MaximumRetryAttempts is how many times a failed batch is handed again
 // before it is skipped, as the template's event source mapping says: after
 // that Lambda moves on and sends only the records' sequence range to the
@@ -31,9 +35,9 @@ const MaximumRetryAttempts = 20
 
 // Poll plays the part of Lambda's stream event source locally: it reads
 // every shard of the table's stream (following new shards as they appear),
-// keeps the records the template's filter would pass (payment, refund and
-// event inserts: webhook.Streamed), and hands them to the deliver-webhooks
-// handler as an events.DynamoDBEvent. Starting at the trim horizon is safe:
+// keeps the records the template's filter would pass (pass: for the
+// deliver-webhooks function, payment, refund and event inserts,
+// webhook.Streamed), and hands them to handle as an events.DynamoDBEvent. Starting at the trim horizon is safe:
 // a payment or event seen twice keeps its deliveries, one per target.
 //
 // Like Lambda with ReportBatchItemFailures, it does not move past a record it
@@ -41,7 +45,7 @@ const MaximumRetryAttempts = 20
 // failed record, with backoff, before the shard is read further; after
 // maxRetries such retries (MaximumRetryAttempts in the devserver) the rest of
 // the batch is skipped, logged by its sequence range.
-func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, handle Handler, maxRetries int, log *slog.Logger) {
+func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, pass Filter, handle Handler, maxRetries int, log *slog.Logger) {
 	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil || desc.Table.LatestStreamArn == nil {
 		log.Error("stream: no stream on the table; webhooks are off", "error", errString(err))
@@ -82,7 +86,7 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 			if time.Now().Before(p.at) {
 				continue
 			}
-			if rest := handleBatch(ctx, handle, p.records, log); len(rest) > 0 {
+			if rest := handleBatch(ctx, pass, handle, p.records, log); len(rest) > 0 {
 				if p.tries >= maxRetries {
 					log.Error("stream: batch skipped after its last retry", "retries", p.tries,
 						"first_sequence_number", aws.ToString(rest[0].Dynamodb.SequenceNumber),
@@ -111,7 +115,7 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 				continue
 			}
 			if len(out.Records) > 0 {
-				if rest := handleBatch(ctx, handle, out.Records, log); len(rest) > 0 {
+				if rest := handleBatch(ctx, pass, handle, out.Records, log); len(rest) > 0 {
 					retry[id] = &pending{records: rest, tries: 1, at: time.Now().Add(backoff(1))}
 				}
 			}
@@ -148,7 +152,7 @@ func backoff(tries int) time.Duration {
 // returns the records from the lowest failed one on (nil when all were
 // handled), as Lambda resumes a batch with ReportBatchItemFailures. A handler
 // error fails the whole batch.
-func handleBatch(ctx context.Context, handle Handler, records []st.Record, log *slog.Logger) []st.Record {
+func handleBatch(ctx context.Context, pass Filter, handle Handler, records []st.Record, log *slog.Logger) []st.Record {
 	var ev events.DynamoDBEvent
 	for _, r := range records {
 		rec := events.DynamoDBEventRecord{
@@ -159,7 +163,7 @@ func handleBatch(ctx context.Context, handle Handler, records []st.Record, log *
 				NewImage:       toEvents(r.Dynamodb.NewImage),
 			},
 		}
-		if webhook.Streamed(rec) { // the event source mapping's filter
+		if pass(rec) { // the event source mapping's filter
 			ev.Records = append(ev.Records, rec)
 		}
 	}

@@ -109,7 +109,7 @@ func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go Poll(ctx, st.Client(), streams, cfg.TableName, flaky, MaximumRetryAttempts, quiet)
+	go Poll(ctx, st.Client(), streams, cfg.TableName, webhook.Streamed, flaky, MaximumRetryAttempts, quiet)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		page, err := st.ListDeliveries(ctx, a.ID, "", 100, "")
@@ -165,7 +165,7 @@ func TestSkippedBatchDeliveredBySweep(t *testing.T) {
 	}
 	const retries = 2
 	var logs testdb.Buffer
-	go Poll(ctx, st.Client(), streams, cfg.TableName, failing, retries, slog.New(slog.NewJSONHandler(&logs, nil)))
+	go Poll(ctx, st.Client(), streams, cfg.TableName, webhook.Streamed, failing, retries, slog.New(slog.NewJSONHandler(&logs, nil)))
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), "batch skipped after its last retry"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the poller did not skip the failing batch: %d handler calls", calls.Load())

@@ -95,3 +95,16 @@ func (c *keyCache) forget(token string) {
 	delete(c.m, business.HashAPIKey(token))
 	c.mu.Unlock()
 }
+
+// forgetAccount drops every key of account from the cache, so that a change
+// of its settings (name, invoice prefix) is seen at once on this process;
+// other warm processes see it within the TTL.
+func (c *keyCache) forgetAccount(account string) {
+	c.mu.Lock()
+	for h, e := range c.m {
+		if e.account.ID == account {
+			delete(c.m, h)
+		}
+	}
+	c.mu.Unlock()
+}

@@ -72,6 +72,12 @@ var Routes = []Route{
 	{"list-webhook-deliveries", http.MethodGet, "/api/v1/user/webhook/deliveries", authSales, listDeliveries},
 	{"redeliver-webhook", http.MethodPost, "/api/v1/user/webhook/deliveries/{transaction_id}/redeliver", authSales, redeliverWebhook},
 	{"rotate-api-key", http.MethodPost, "/api/v1/user/api-key/rotate", authSales, rotateAPIKey},
+	{"get-settings", http.MethodGet, "/api/v1/user/settings", authSales, getSettings},
+	{"update-settings", http.MethodPut, "/api/v1/user/settings", authSales, updateSettings},
+
+	{"report-summary", http.MethodGet, "/api/v1/reports/summary", authOther, reportSummary},
+	{"report-receivables", http.MethodGet, "/api/v1/reports/receivables", authOther, reportReceivables},
+	{"report-inventory", http.MethodGet, "/api/v1/reports/inventory", authOther, reportInventory},
 }
 
 // DefaultFunction is the function of the HTTP API's $default route: it
@@ -97,5 +103,6 @@ func getAuthenticate(_ *Server, w http.ResponseWriter, _ *http.Request, acct bus
 		"business_code":  acct.BusinessCode,
 		"currency":       acct.Currency,
 		"invoice_prefix": acct.InvoicePrefix,
+		"timezone":       acct.Timezone,
 	}})
 }

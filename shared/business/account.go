@@ -16,8 +16,15 @@ type Account struct {
 	BusinessCode  string
 	Currency      string
 	InvoicePrefix string
-	CreatedAt     time.Time
+	// Timezone is the newest zone of the account's timezone history (the
+	// store keeps the history; reports date each instant by it).
+	Timezone  string
+	CreatedAt time.Time
 }
+
+// ValidInvoicePrefix reports whether p may prefix invoice numbers: 1 to 10
+// capital letters or digits.
+func ValidInvoicePrefix(p string) bool { return prefixRE.MatchString(p) }
 
 // Webhook holds an account's payment webhook settings.
 type Webhook struct {

@@ -296,3 +296,25 @@ func (d *Delta) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes d as a signed string, "-2" or "10".
 func (d Delta) MarshalJSON() ([]byte, error) { return quote(d.String()), nil }
+
+// Cents returns the amount in hundredths: exact, since an Amount has at most
+// two decimals and ten digits.
+func (a Amount) Cents() int64 { return a.d.Shift(2).IntPart() }
+
+// FormatCents writes a signed sum of cents as the API writes money: "12.50",
+// "-3.05". Report figures are sums and differences of amounts, so they may
+// pass an Amount's ten digits or go below zero.
+func FormatCents(c int64) string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
+}
+
+// Value returns q x a exactly: what q units at a each are worth. Sum such
+// values, then round the sum once with CentsOf.
+func Value(q Quantity, a Amount) decimal.Decimal { return q.d.Mul(a.d) }
+
+// CentsOf rounds an exact sum of money to cents, half away from zero.
+func CentsOf(d decimal.Decimal) int64 { return d.Shift(2).Round(0).IntPart() }

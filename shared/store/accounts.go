@@ -23,18 +23,26 @@ func accountFields(it attrs, a business.Account) {
 	it["business_code"] = str(a.BusinessCode)
 	it["currency"] = str(a.Currency)
 	it["invoice_prefix"] = str(a.InvoicePrefix)
+	if a.Timezone != "" && a.Timezone != business.DefaultTimezone {
+		it["timezone"] = str(a.Timezone)
+	}
 	it["created_at"] = str(fmtTime(a.CreatedAt))
 }
 
 func accountFrom(it attrs) business.Account {
-	return business.Account{
+	a := business.Account{
 		ID:            getS(it, "account_id"),
 		Name:          getS(it, "name"),
 		BusinessCode:  getS(it, "business_code"),
 		Currency:      getS(it, "currency"),
 		InvoicePrefix: getS(it, "invoice_prefix"),
+		Timezone:      getS(it, "timezone"),
 		CreatedAt:     getTime(it, "created_at"),
 	}
+	if a.Timezone == "" {
+		a.Timezone = business.DefaultTimezone
+	}
+	return a
 }
 
 // The account directory: one item per account in one partition, keyed by

@@ -40,6 +40,8 @@ type events struct {
 	now     time.Time
 	ids     *business.EventIDs
 	list    []business.Event
+	// figures is what the change moves in the report figures (see count).
+	figures []business.FigureChange
 }
 
 // newEvents starts the events of a change stamped now (whole seconds, as
@@ -60,16 +62,27 @@ func (s *Store) eventActions(e *events) ([]txItem, error) {
 	if e == nil {
 		return nil, nil
 	}
-	out := make([]txItem, 0, len(e.list))
+	out := make([]txItem, 0, len(e.list)+1)
+	first := ""
 	for _, ev := range e.list {
 		ev.ID = e.ids.Next()
+		if first == "" {
+			first = ev.ID
+		}
 		it, err := eventItem(e.account, ev, e.now)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, txItem{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry})
 	}
-	return out, nil
+	if first == "" {
+		first = e.ids.Next()
+	}
+	fig, err := s.figuresAction(e, first)
+	if err != nil || fig == nil {
+		return out, err
+	}
+	return append(out, *fig), nil
 }
 
 func eventItem(account string, ev business.Event, now time.Time) (attrs, error) {

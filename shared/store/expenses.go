@@ -49,6 +49,7 @@ func (s *Store) CreateExpense(ctx context.Context, account string, e business.Ex
 			}
 			ev := newEvents(account, now)
 			ev.add(business.EventExpenseCreated, expenseResource(e), wire.ExpenseData(e))
+			ev.count(business.ExpenseCreatedFigures(e))
 			actions, err := s.withEvents([]txItem{{action: put(s.table, expenseItem(account, e), "attribute_not_exists(PK)"), onFail: errRetry}}, ev)
 			return actions, body, err
 		},
@@ -72,6 +73,7 @@ func (s *Store) UpdateExpense(ctx context.Context, account string, id int64, edi
 			e.Version, e.UpdatedAt = old.Version+1, s.stamp()
 			ev := newEvents(account, e.UpdatedAt)
 			ev.add(business.EventExpenseUpdated, expenseResource(*e), wire.ExpenseData(*e))
+			ev.count(business.ExpenseEditedFigures(old, *e))
 			return s.withEvents([]txItem{s.guardedPut(expenseItem(account, *e), old.Version)}, ev)
 		})
 }

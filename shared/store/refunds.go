@@ -149,6 +149,7 @@ func (s *Store) RefundSale(ctx context.Context, account, code string, in NewRefu
 			return nil, nil, err
 		}
 		ev.sale(business.EventPaymentRefunded, rec)
+		ev.count(business.RefundFigures(r))
 		actions := append([]txItem{s.saleWrite(account, next, sale.Version),
 			{action: put(s.table, refundItem(account, r), "attribute_not_exists(PK)"), onFail: errRetry}}, stock...)
 		actions, err = s.withEvents(actions, ev)
@@ -195,6 +196,7 @@ func (s *Store) VoidSale(ctx context.Context, account, code, reason string, idem
 			return nil, nil, err
 		}
 		ev.sale(business.EventSaleVoided, rec)
+		ev.count(business.VoidFigures(sale))
 		actions, err := s.withEvents(append([]txItem{s.saleWrite(account, next, sale.Version)}, stock...), ev)
 		return actions, body, err
 	})

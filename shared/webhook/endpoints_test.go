@@ -53,7 +53,7 @@ func newEndpointShop(t *testing.T, schedule []time.Duration, adjust func(*webhoo
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, svc.HandleStream, streampoll.MaximumRetryAttempts, testdb.Quiet())
+		streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, webhook.Streamed, svc.HandleStream, streampoll.MaximumRetryAttempts, testdb.Quiet())
 	}()
 	go func() { defer wg.Done(); svc.Dispatch(ctx, time.Now().Add(time.Hour), 50*time.Millisecond) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })

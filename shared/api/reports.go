@@ -1,0 +1,306 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+	"bizdata/shared/store"
+)
+
+// Reports and the settings they depend on (the account's timezone).
+
+type timezoneSpanJSON struct {
+	Timezone string  `json:"timezone"`
+	From     *string `json:"from"`
+}
+
+type settingsJSON struct {
+	BusinessName        string             `json:"business_name"`
+	BusinessCode        string             `json:"business_code"`
+	Currency            string             `json:"currency"`
+	InvoicePrefix       string             `json:"invoice_prefix"`
+	Timezone            string             `json:"timezone"`
+	TimezoneEffectiveAt *string            `json:"timezone_effective_at"`
+	TimezoneHistory     []timezoneSpanJSON `json:"timezone_history"`
+}
+
+func toSettingsJSON(st store.Settings) settingsJSON {
+	cur := st.Timezones.Current()
+	j := settingsJSON{BusinessName: st.Account.Name, BusinessCode: st.Account.BusinessCode, Currency: st.Account.Currency,
+		InvoicePrefix: st.Account.InvoicePrefix, Timezone: cur.Name, TimezoneHistory: []timezoneSpanJSON{}}
+	if !cur.From.IsZero() {
+		at := cur.From.UTC().Format(business.TimeFormat)
+		j.TimezoneEffectiveAt = &at
+	}
+	hist := st.Timezones
+	if len(hist) == 0 {
+		hist = business.TimezoneHistory{cur}
+	}
+	for _, s := range hist {
+		span := timezoneSpanJSON{Timezone: s.Name}
+		if !s.From.IsZero() {
+			at := s.From.UTC().Format(business.TimeFormat)
+			span.From = &at
+		}
+		j.TimezoneHistory = append(j.TimezoneHistory, span)
+	}
+	return j
+}
+
+func getSettings(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	st, err := s.store.FindSettings(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	return writeOK(w, "Settings found", map[string]any{"settings": toSettingsJSON(st)})
+}
+
+type settingsRequest struct {
+	BusinessName  Opt[string] `json:"business_name"`
+	InvoicePrefix Opt[string] `json:"invoice_prefix"`
+	Timezone      Opt[string] `json:"timezone"`
+	// Shown by GET, so a client may send back what it read; they cannot
+	// change (amounts are recorded in the currency, and webhooks name the
+	// business by its code).
+	BusinessCode Opt[string] `json:"business_code"`
+	Currency     Opt[string] `json:"currency"`
+}
+
+func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req settingsRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	cur, err := s.store.FindSettings(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	fe := business.FieldErrors{}
+	var c store.SettingsChange
+	for name, o := range map[string]*Opt[string]{"business_name": &req.BusinessName, "invoice_prefix": &req.InvoicePrefix, "timezone": &req.Timezone} {
+		if o.Set && o.Null {
+			fe.Add(name, "must not be null; leave the field out to keep it")
+		}
+	}
+	if req.BusinessName.Set && !req.BusinessName.Null {
+		c.Name = &req.BusinessName.V
+	}
+	if req.InvoicePrefix.Set && !req.InvoicePrefix.Null {
+		c.InvoicePrefix = &req.InvoicePrefix.V
+	}
+	if req.Timezone.Set && !req.Timezone.Null {
+		tz := strings.TrimSpace(req.Timezone.V)
+		if _, err := business.LoadTimezone(tz); err != nil {
+			fe.Add("timezone", "must be an IANA timezone name such as Africa/Nairobi or UTC")
+		}
+		c.Timezone = &tz
+	}
+	if req.Currency.Set && (req.Currency.Null || req.Currency.V != cur.Account.Currency) {
+		fe.Add("currency", "cannot be changed: the account's amounts are recorded in "+cur.Account.Currency)
+	}
+	if req.BusinessCode.Set && (req.BusinessCode.Null || req.BusinessCode.V != cur.Account.BusinessCode) {
+		fe.Add("business_code", "cannot be changed: webhooks name the business by it")
+	}
+	if err := fe.Err(); err != nil {
+		return err
+	}
+	st, err := s.store.UpdateSettings(r.Context(), acct.ID, c)
+	if err != nil {
+		return err
+	}
+	s.keys.forgetAccount(acct.ID)
+	return writeOK(w, "Settings updated", map[string]any{"settings": toSettingsJSON(st)})
+}
+
+// reportQuery reads a report's query string: only the names given, each at
+// most once and not empty (400 naming the parameter otherwise).
+func reportQuery(r *http.Request, names ...string) *listQuery {
+	q := &listQuery{values: map[string][]string{}, fe: business.FieldErrors{}}
+	q.parse(r.URL.RawQuery)
+	allowed := map[string]bool{}
+	for _, n := range names {
+		allowed[n] = true
+	}
+	for name, vals := range q.values {
+		switch {
+		case !allowed[name]:
+			allow := "none"
+			if len(names) > 0 {
+				allow = strings.Join(names, ", ")
+			}
+			q.fe.Add(name, "is not a known query parameter; allowed: "+allow)
+		case len(vals) > 1:
+			q.fe.Add(name, "must be given at most once")
+		case strings.TrimSpace(vals[0]) == "":
+			q.fe.Add(name, "must not be empty; leave the parameter out for its default")
+		}
+	}
+	return q
+}
+
+// figuresJSON is a period's figures (or the totals) as a report shows them.
+type figuresJSON struct {
+	Start             string            `json:"start,omitempty"`
+	End               string            `json:"end,omitempty"`
+	SalesCount        int64             `json:"sales_count"`
+	Invoiced          string            `json:"invoiced"`
+	Collected         string            `json:"collected"`
+	Refunded          string            `json:"refunded"`
+	Expenses          string            `json:"expenses"`
+	Net               string            `json:"net"`
+	CollectedByMethod map[string]string `json:"collected_by_method"`
+	ExpensesByType    map[string]string `json:"expenses_by_type"`
+}
+
+func centsMap(m map[string]int64) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = money.FormatCents(v)
+	}
+	return out
+}
+
+func toFiguresJSON(f business.Figures) figuresJSON {
+	return figuresJSON{SalesCount: f.SalesCount, Invoiced: money.FormatCents(f.Invoiced), Collected: money.FormatCents(f.Collected),
+		Refunded: money.FormatCents(f.Refunded), Expenses: money.FormatCents(f.Expenses), Net: money.FormatCents(f.Net()),
+		CollectedByMethod: centsMap(f.ByMethod), ExpensesByType: centsMap(f.ByType)}
+}
+
+func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := reportQuery(r, "from", "to", "group_by")
+	groupBy := q.oneOf("group_by", business.GroupByDay, business.GroupByWeek, business.GroupByMonth)
+	if groupBy == "" {
+		groupBy = business.GroupByMonth
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	st, err := s.store.FindSettings(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	asOf := s.store.Now()
+	from, to := business.DefaultRange(q.str("from"), q.str("to"), groupBy, st.Timezones.Today(asOf))
+	periods, err := business.ReportPeriods(from, to, groupBy)
+	if err != nil {
+		return err
+	}
+	days, _, err := s.store.ReportDays(r.Context(), acct.ID, from, to)
+	if err != nil {
+		return err
+	}
+	byPeriod, totals := business.Summarize(periods, days)
+	out := make([]figuresJSON, len(byPeriod))
+	for i, p := range byPeriod {
+		out[i] = toFiguresJSON(p.Figures)
+		out[i].Start, out[i].End = p.Start, p.End
+	}
+	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
+		"from": from, "to": to, "group_by": groupBy, "timezone": st.Timezones.Current().Name, "currency": st.Account.Currency,
+		"as_of": asOf.UTC().Format(business.TimeFormat), "periods": out, "totals": toFiguresJSON(totals),
+	}})
+}
+
+type agingJSON struct {
+	Current string `json:"current"`
+	D1To30  string `json:"1_30"`
+	D31To60 string `json:"31_60"`
+	D61To90 string `json:"61_90"`
+	Over90  string `json:"over_90"`
+}
+
+func toAgingJSON(a business.Aging) agingJSON {
+	return agingJSON{Current: money.FormatCents(a.Current), D1To30: money.FormatCents(a.Days1To30), D31To60: money.FormatCents(a.Days31To60),
+		D61To90: money.FormatCents(a.Days61To90), Over90: money.FormatCents(a.Over90)}
+}
+
+type debtorJSON struct {
+	CustomerID  string    `json:"customer_id"`
+	Name        string    `json:"name"`
+	Outstanding string    `json:"outstanding"`
+	Buckets     agingJSON `json:"buckets"`
+}
+
+func reportReceivables(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := reportQuery(r, "as_of")
+	asOf := q.date("as_of")
+	if err := q.err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if asOf == "" {
+		st, err := s.store.FindSettings(ctx, acct.ID)
+		if err != nil {
+			return err
+		}
+		asOf = st.Timezones.Today(s.store.Now())
+	}
+	sales, _, err := s.store.OpenSales(ctx, acct.ID)
+	if err != nil {
+		return err
+	}
+	open := make([]business.OpenSale, len(sales))
+	for i, x := range sales {
+		open[i] = business.OpenSale{CustomerID: x.CustomerID, CustomerName: x.CustomerName, Total: x.Total, Paid: x.AmountPaid, DueDate: x.DueDate}
+	}
+	rec := business.AgeReceivables(asOf, open)
+	ids := make([]int64, len(rec.Debtors))
+	for i, d := range rec.Debtors {
+		ids[i] = d.CustomerID
+	}
+	names, err := s.store.CustomerNames(ctx, acct.ID, ids)
+	if err != nil {
+		return err
+	}
+	debtors := make([]debtorJSON, len(rec.Debtors))
+	for i, d := range rec.Debtors {
+		id := strconv.FormatInt(d.CustomerID, 10)
+		name := d.Name
+		if n, ok := names[id]; ok {
+			name = n
+		}
+		debtors[i] = debtorJSON{CustomerID: id, Name: name, Outstanding: money.FormatCents(d.Outstanding), Buckets: toAgingJSON(d.Aging)}
+	}
+	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
+		"as_of": asOf, "currency": acct.Currency, "outstanding": money.FormatCents(rec.Outstanding),
+		"open_sales": len(sales), "buckets": toAgingJSON(rec.Aging), "customers": debtors,
+	}})
+}
+
+type stockAlertJSON struct {
+	ItemCode        string `json:"item_code"`
+	ItemName        string `json:"item_name"`
+	Quantity        string `json:"quantity"`
+	MinimumQtyAlert string `json:"minimum_qty_alert"`
+	Status          string `json:"status"`
+}
+
+func reportInventory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	if err := reportQuery(r).err(); err != nil {
+		return err
+	}
+	items, _, err := s.store.AllItems(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	rep := business.ReportStock(items)
+	alerts := make([]stockAlertJSON, len(rep.Alerts))
+	for i, it := range rep.Alerts {
+		alerts[i] = stockAlertJSON{ItemCode: it.ItemCode, ItemName: it.ItemName, Quantity: it.Quantity.String(),
+			MinimumQtyAlert: it.MinimumQtyAlert.String(), Status: it.Status()}
+	}
+	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
+		"currency": acct.Currency, "items_count": len(items),
+		"stock_value": money.FormatCents(rep.StockValue), "retail_value": money.FormatCents(rep.RetailValue),
+		"counts":                map[string]int{business.StockIn: rep.InStock, business.StockLow: rep.LowStock, business.StockOut: rep.OutOfStock},
+		"low_and_out_items":     alerts,
+		"low_and_out_truncated": rep.AlertsTruncated,
+	}})
+}

@@ -1,0 +1,73 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"bizdata/shared/store"
+	"bizdata/shared/webhook"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// IsFiguresInsert reports whether a stream record is the insertion of a
+// change's report figures: exactly what the apply-report-figures function's
+// filter lets through (and the devserver's poller too).
+func IsFiguresInsert(r events.DynamoDBEventRecord) bool {
+	t, ok := r.Change.NewImage["type"]
+	return r.EventName == "INSERT" && ok && t.DataType() == events.DataTypeString && t.String() == store.FiguresType
+}
+
+// ApplyReportFigures returns the apply-report-figures function's handler:
+// it applies each figures item of a batch to its account's report days
+// (store.ApplyFigures; an item applied already, by a report that could not
+// wait, is skipped). An account whose items could not be applied has them
+// reported by sequence number, so the batch is handed again from the first.
+func ApplyReportFigures(st *store.Store, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		var resp events.DynamoDBEventResponse
+		var order []string
+		byAccount := map[string][]map[string]types.AttributeValue{}
+		seqs := map[string][]string{}
+		for _, r := range ev.Records {
+			if !IsFiguresInsert(r) {
+				continue
+			}
+			img := webhook.FromStreamImage(r.Change.NewImage)
+			acct, _ := store.FiguresAccount(img)
+			if _, seen := byAccount[acct]; !seen {
+				order = append(order, acct)
+			}
+			byAccount[acct] = append(byAccount[acct], img)
+			seqs[acct] = append(seqs[acct], r.Change.SequenceNumber)
+		}
+		for _, acct := range order {
+			if _, err := st.ApplyFigures(ctx, acct, byAccount[acct]); err != nil {
+				log.ErrorContext(ctx, "report figures not applied; the batch is handed again", "account_id", acct, "error", err.Error())
+				for _, s := range seqs[acct] {
+					resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: s})
+				}
+			}
+		}
+		return resp, nil
+	}
+}
+
+// RunApplyReportFigures starts the function fed by the table's stream
+// (filtered to figures inserts). Like RunFunction, it returns only when the
+// function cannot start.
+func RunApplyReportFigures() error {
+	cfg, err := FromEnv()
+	if err != nil {
+		return fmt.Errorf("apply-report-figures: %w", err)
+	}
+	st, err := NewStore(context.Background(), cfg)
+	if err != nil {
+		return fmt.Errorf("apply-report-figures: %w", err)
+	}
+	lambda.StartWithOptions(ApplyReportFigures(st, Logger()), lambda.WithEnableSIGTERM())
+	return nil
+}

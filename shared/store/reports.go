@@ -1,0 +1,507 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Report figures: one item per local day per account, kept off the request
+// path.
+//
+// A change that moves the figures (a sale, its edit, a refund, a void, an
+// expense and its edit) puts one "figures" item in its own transaction
+// (PK A#<acct>#REPORT, SK PEND#<id>): what it moves and the instant each
+// part counts at, never a date. That costs the write one small item of its
+// own and no shared one, so one busy account's writes never take turns.
+//
+// Applying a figures item adds it to the day items (SK DAY#<local date>) of
+// the dates its instants have in the account's timezone history and deletes
+// it, in one transaction whose delete is conditional on the item still being
+// there: each change is applied exactly once, whoever applies it. The
+// table's stream applies them within a second (the apply-report-figures
+// function); a report applies whatever is still waiting before it reads the
+// days, so it counts every change answered before it was asked.
+
+func reportPK(account string) string { return acctPK(account) + "#REPORT" }
+
+const (
+	pendingPrefix = "PEND#"
+	dayPrefix     = "DAY#"
+	// FiguresType is the type of a change's figures item, which the stream
+	// filter passes to the function that applies it.
+	FiguresType = "figures"
+)
+
+// maxPendingApplied bounds the figures items one report applies: past it,
+// the report is EBUSY (the stream's consumer is behind; retrying makes
+// progress).
+const maxPendingApplied = 100
+
+// storedChange is a FigureChange as a figures item keeps it (JSON).
+type storedChange struct {
+	At         int64            `json:"at"`
+	SalesCount int64            `json:"sales_count,omitempty"`
+	Invoiced   int64            `json:"invoiced,omitempty"`
+	Collected  int64            `json:"collected,omitempty"`
+	Refunded   int64            `json:"refunded,omitempty"`
+	Expenses   int64            `json:"expenses,omitempty"`
+	ByMethod   map[string]int64 `json:"by_method,omitempty"`
+	ByType     map[string]int64 `json:"by_type,omitempty"`
+}
+
+// count records what the change moves in the report figures.
+func (e *events) count(cs []business.FigureChange) {
+	if e != nil {
+		e.figures = append(e.figures, cs...)
+	}
+}
+
+// figuresAction is the put of the change's figures item, named after its
+// first event's id (so it sorts by time); nil when it moves nothing.
+func (s *Store) figuresAction(e *events, id string) (*txItem, error) {
+	if e == nil || len(e.figures) == 0 {
+		return nil, nil
+	}
+	out := make([]storedChange, len(e.figures))
+	for i, c := range e.figures {
+		out[i] = storedChange{At: c.At.Unix(), SalesCount: c.SalesCount, Invoiced: c.Invoiced, Collected: c.Collected,
+			Refunded: c.Refunded, Expenses: c.Expenses, ByMethod: c.ByMethod, ByType: c.ByType}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode figures: %w", err)
+	}
+	it := key(reportPK(e.account), pendingPrefix+id)
+	it["type"], it["account_id"], it["changes"] = str(FiguresType), str(e.account), str(string(b))
+	it["created_at"] = str(fmtTime(e.now))
+	return &txItem{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry}, nil
+}
+
+// FiguresAccount returns the account a figures item (or its stream image)
+// belongs to; ok is false for any other item.
+func FiguresAccount(it map[string]types.AttributeValue) (string, bool) {
+	if getS(it, "type") != FiguresType {
+		return "", false
+	}
+	return getS(it, "account_id"), true
+}
+
+func changesFrom(it attrs) ([]business.FigureChange, error) {
+	var stored []storedChange
+	if err := json.Unmarshal([]byte(getS(it, "changes")), &stored); err != nil {
+		return nil, fmt.Errorf("figures item %s: %w", getS(it, "SK"), err)
+	}
+	out := make([]business.FigureChange, len(stored))
+	for i, c := range stored {
+		out[i] = business.FigureChange{At: time.Unix(c.At, 0).UTC(), Figures: business.Figures{SalesCount: c.SalesCount,
+			Invoiced: c.Invoiced, Collected: c.Collected, Refunded: c.Refunded, Expenses: c.Expenses, ByMethod: c.ByMethod, ByType: c.ByType}}
+	}
+	return out, nil
+}
+
+// The day item's attributes: one number per figure, and one per payment
+// method (m#<method>) and expense type (t#<type>).
+const (
+	methodPrefix = "m#"
+	typePrefix   = "t#"
+)
+
+func dayKey(account, date string) attrs { return key(reportPK(account), dayPrefix+date) }
+
+// dayUpdate is the ADD of f to the day item of date.
+func (s *Store) dayUpdate(account, date string, f business.Figures) types.TransactWriteItem {
+	names := map[string]string{"#type": "type", "#date": "date"}
+	vals := attrs{":type": str("report_day"), ":date": str(date)}
+	var adds []string
+	add := func(attr string, v int64) {
+		if v == 0 {
+			return
+		}
+		n := "#a" + strconv.Itoa(len(adds))
+		names[n] = attr
+		vals[":v"+strconv.Itoa(len(adds))] = nInt(v)
+		adds = append(adds, n+" :v"+strconv.Itoa(len(adds)))
+	}
+	add("sales_count", f.SalesCount)
+	add("invoiced", f.Invoiced)
+	add("collected", f.Collected)
+	add("refunded", f.Refunded)
+	add("expenses", f.Expenses)
+	for _, k := range sortedKeys(f.ByMethod) {
+		add(methodPrefix+k, f.ByMethod[k])
+	}
+	for _, k := range sortedKeys(f.ByType) {
+		add(typePrefix+k, f.ByType[k])
+	}
+	expr := "SET #type = :type, #date = :date"
+	if len(adds) > 0 {
+		expr += " ADD " + strings.Join(adds, ", ")
+	}
+	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: dayKey(account, date),
+		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
+}
+
+func sortedKeys(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func dayFrom(it attrs) business.Figures {
+	f := business.Figures{SalesCount: getInt(it, "sales_count"), Invoiced: getInt(it, "invoiced"), Collected: getInt(it, "collected"),
+		Refunded: getInt(it, "refunded"), Expenses: getInt(it, "expenses")}
+	for k := range it {
+		if m, ok := strings.CutPrefix(k, methodPrefix); ok {
+			f.Add(business.Figures{ByMethod: map[string]int64{m: getInt(it, k)}})
+		} else if t, ok := strings.CutPrefix(k, typePrefix); ok {
+			f.Add(business.Figures{ByType: map[string]int64{t: getInt(it, k)}})
+		}
+	}
+	return f
+}
+
+// errApplied cancels the application of a figures item another applier has
+// applied already.
+var errApplied = errors.New("store: figures applied already")
+
+// applyBatch is how many figures items one transaction applies: each is a
+// delete and at most two day updates, far inside 100 actions.
+const applyBatch = 10
+
+// ApplyFigures applies the account's figures items (as read from the table
+// or carried by the stream): each is added to its days and deleted, exactly
+// once whoever else applies it at the same time. It returns how many it
+// applied (those applied already by another are skipped).
+func (s *Store) ApplyFigures(ctx context.Context, account string, items []map[string]types.AttributeValue) (int, error) {
+	if len(items) == 0 {
+		return 0, nil
+	}
+	hist, err := s.timezoneHistory(ctx, account)
+	if err != nil {
+		return 0, err
+	}
+	applied := 0
+	for start := 0; start < len(items); start += applyBatch {
+		batch := items[start:min(start+applyBatch, len(items))]
+		err := s.applyTogether(ctx, account, hist, batch)
+		if err == nil {
+			applied += len(batch)
+			continue
+		}
+		if !errors.Is(err, errApplied) {
+			return applied, err
+		}
+		// Some were applied by another: each on its own.
+		for _, it := range batch {
+			switch err := s.applyTogether(ctx, account, hist, []attrs{it}); {
+			case err == nil:
+				applied++
+			case !errors.Is(err, errApplied):
+				return applied, err
+			}
+		}
+	}
+	return applied, nil
+}
+
+// applyTogether applies items in one transaction.
+func (s *Store) applyTogether(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs) error {
+	days := map[string]business.Figures{}
+	var actions []txItem
+	for _, it := range items {
+		changes, err := changesFrom(it)
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			d := hist.LocalDate(c.At)
+			f := days[d]
+			f.Add(c.Figures)
+			days[d] = f
+		}
+		actions = append(actions, txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table),
+			Key: key(getS(it, "PK"), getS(it, "SK")), ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: errApplied})
+	}
+	dates := make([]string, 0, len(days))
+	for d := range days {
+		dates = append(dates, d)
+	}
+	sort.Strings(dates)
+	for _, d := range dates {
+		actions = append(actions, txItem{action: s.dayUpdate(account, d, days[d])})
+	}
+	return s.transact(ctx, actions)
+}
+
+// ReportDays returns the figures of the account's local days from..to
+// (inclusive), by date (days without any are absent), with every change
+// answered before the call counted: it applies the figures items still
+// waiting, then reads the days. It also returns how many items it read. Returns EBUSY when more than 100
+// changes wait (the stream's consumer is behind; a retry goes on from
+// where this one stopped).
+func (s *Store) ReportDays(ctx context.Context, account, from, to string) (map[string]business.Figures, int, error) {
+	read, err := s.applyWaiting(ctx, account)
+	if err != nil {
+		return nil, read, err
+	}
+	days := map[string]business.Figures{}
+	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
+		ExpressionAttributeValues: attrs{":pk": str(reportPK(account)),
+			":from": str(dayPrefix + from), ":to": str(dayPrefix + to)},
+		ConsistentRead: aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, read, fmt.Errorf("query report days: %w", err)
+		}
+		read += len(out.Items)
+		for _, it := range out.Items {
+			days[getS(it, "date")] = dayFrom(it)
+		}
+	}
+	return days, read, nil
+}
+
+// applyWaiting applies the account's figures items that wait (at most
+// maxPendingApplied; EBUSY when more wait), and returns how many items it
+// read.
+func (s *Store) applyWaiting(ctx context.Context, account string) (int, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :p)"),
+		ExpressionAttributeValues: attrs{":pk": str(reportPK(account)), ":p": str(pendingPrefix)},
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(maxPendingApplied),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("query waiting figures: %w", err)
+	}
+	read := len(out.Items)
+	if len(out.Items) > 0 {
+		read++ // the account item, for its timezones
+	}
+	if _, err := s.ApplyFigures(ctx, account, out.Items); err != nil {
+		return read, err
+	}
+	if len(out.LastEvaluatedKey) > 0 {
+		return read, business.Errorf(business.EBUSY, "Report figures are catching up with recent changes; retry in a moment")
+	}
+	return read, nil
+}
+
+// Settings are an account's own settings, as the API shows them.
+type Settings struct {
+	Account   business.Account
+	Timezones business.TimezoneHistory
+}
+
+const timezonesAttr = "timezones"
+
+func timezonesFrom(it attrs) business.TimezoneHistory {
+	var h []struct {
+		Name string `json:"name"`
+		From int64  `json:"from"`
+	}
+	if json.Unmarshal([]byte(getS(it, timezonesAttr)), &h) != nil {
+		return nil
+	}
+	out := make(business.TimezoneHistory, len(h))
+	for i, s := range h {
+		out[i] = business.TimezoneSpan{Name: s.Name}
+		if s.From != 0 {
+			out[i].From = time.Unix(s.From, 0).UTC()
+		}
+	}
+	return out
+}
+
+func timezonesValue(h business.TimezoneHistory) types.AttributeValue {
+	type span struct {
+		Name string `json:"name"`
+		From int64  `json:"from"`
+	}
+	out := make([]span, len(h))
+	for i, s := range h {
+		out[i] = span{Name: s.Name}
+		if !s.From.IsZero() {
+			out[i].From = s.From.Unix()
+		}
+	}
+	b, _ := json.Marshal(out)
+	return str(string(b))
+}
+
+// timezoneHistory reads the account's timezone history consistently, so
+// that every change made before the call is in it.
+func (s *Store) timezoneHistory(ctx context.Context, account string) (business.TimezoneHistory, error) {
+	it, err := s.getAccountItem(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	return timezonesFrom(it), nil
+}
+
+// FindSettings returns the account's settings (one consistent GetItem).
+func (s *Store) FindSettings(ctx context.Context, account string) (Settings, error) {
+	it, err := s.getAccountItem(ctx, account)
+	if err != nil {
+		return Settings{}, err
+	}
+	return Settings{Account: accountFrom(it), Timezones: timezonesFrom(it)}, nil
+}
+
+// SettingsChange is what an owner may change of the account; nil keeps it.
+type SettingsChange struct {
+	Name          *string
+	InvoicePrefix *string
+	Timezone      *string
+}
+
+// UpdateSettings changes the account's name, invoice prefix and timezone on
+// the account item and on its API key's copy (what authenticating reads),
+// in one transaction guarded by the account's version. A new timezone takes
+// effect TimezoneDelay after now. Returns EINVALID naming a bad field and
+// ECONFLICT when the timezone history is full.
+func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsChange) (Settings, error) {
+	var out Settings
+	err := retrying(ctx, func() error {
+		cur, err := s.getAccountItem(ctx, account)
+		if err != nil {
+			return err
+		}
+		a, hist := accountFrom(cur), timezonesFrom(cur)
+		fe := business.FieldErrors{}
+		if c.Name != nil {
+			a.Name = strings.TrimSpace(*c.Name)
+			business.CheckText(fe, "business_name", a.Name, true, 200)
+		}
+		if c.InvoicePrefix != nil {
+			a.InvoicePrefix = strings.ToUpper(strings.TrimSpace(*c.InvoicePrefix))
+			if !business.ValidInvoicePrefix(a.InvoicePrefix) {
+				fe.Add("invoice_prefix", "must be 1 to 10 capital letters or digits")
+			}
+		}
+		if err := fe.Err(); err != nil {
+			return err
+		}
+		if c.Timezone != nil {
+			if hist, _, err = hist.Change(*c.Timezone, s.now()); err != nil {
+				return err
+			}
+		}
+		a.Timezone = hist.Current().Name
+		set := "SET #name = :name, invoice_prefix = :prefix, timezone = :tz"
+		vals := attrs{":name": str(a.Name), ":prefix": str(a.InvoicePrefix), ":tz": str(a.Timezone)}
+		names := map[string]string{"#name": "name"}
+		acctSet := set + ", " + timezonesAttr + " = :tzs, version = if_not_exists(version, :zero) + :one"
+		acctVals := attrs{":tzs": timezonesValue(hist), ":zero": nInt(0), ":one": nInt(1)}
+		for k, v := range vals {
+			acctVals[k] = v
+		}
+		cond := "attribute_exists(PK) AND attribute_not_exists(version)"
+		if _, ok := cur["version"]; ok {
+			cond, acctVals[":v"] = "version = :v", nInt(getInt(cur, "version"))
+		}
+		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: accountKey(account),
+			UpdateExpression: aws.String(acctSet), ConditionExpression: aws.String(cond),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: acctVals}}, onFail: errRetry}}
+		if hash := getS(cur, "key_hash"); hash != "" {
+			actions = append(actions, txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table),
+				Key: key(keyPK(hash), "KEY"), UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(PK)"),
+				ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}, onFail: errRetry})
+		}
+		if err := s.transact(ctx, actions); err != nil {
+			return err
+		}
+		out = Settings{Account: a, Timezones: hist}
+		return nil
+	})
+	return out, err
+}
+
+// OpenSales returns what receivables need of every sale that is neither
+// paid nor void (draft and partial), read from the status index page by
+// page, and how many items that read.
+func (s *Store) OpenSales(ctx context.Context, account string) ([]business.Sale, int, error) {
+	var out []business.Sale
+	read := 0
+	for _, status := range []string{business.StatusDraft, business.StatusPartial} {
+		cursor := ""
+		for {
+			p, err := s.ListSales(ctx, account, SaleFilter{PaymentStatus: status}, 200, cursor)
+			if err != nil {
+				return nil, read, err
+			}
+			read += p.Scanned
+			out = append(out, p.Items...)
+			if cursor = p.Next; cursor == "" {
+				break
+			}
+		}
+	}
+	return out, read, nil
+}
+
+// CustomerNames returns the current names of the customers ids names (one
+// BatchGetItem per 100); a customer that no longer exists is left out.
+func (s *Store) CustomerNames(ctx context.Context, account string, ids []int64) (map[string]string, error) {
+	keys := make([]attrs, len(ids))
+	for i, id := range ids {
+		keys[i] = customerKey(account, id)
+	}
+	found, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, it := range found {
+		if it != nil {
+			out[strconv.FormatInt(ids[i], 10)] = customerFrom(it).Name
+		}
+	}
+	return out, nil
+}
+
+// AllItems returns every inventory item of the account (their list views,
+// page by page), and how many items that read.
+func (s *Store) AllItems(ctx context.Context, account string) ([]business.Item, int, error) {
+	var out []business.Item
+	read, cursor := 0, ""
+	for {
+		p, err := s.ListItems(ctx, account, ItemFilter{}, 200, cursor)
+		if err != nil {
+			return nil, read, err
+		}
+		read += p.Scanned
+		out = append(out, p.Items...)
+		if cursor = p.Next; cursor == "" {
+			return out, read, nil
+		}
+	}
+}
+
+// Now returns the store's clock: the time every write is stamped with.
+func (s *Store) Now() time.Time { return s.now() }
+
+// SetClock replaces the store's clock, before the store is used: tests move
+// it to chosen instants (around a local midnight, across a timezone change).
+// now must be safe for concurrent use.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
