@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"time"
 
-
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
