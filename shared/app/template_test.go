@@ -217,6 +217,16 @@ func TestEveryFunctionIsDeclared(t *testing.T) {
 	if fmt.Sprint(ev["FunctionResponseTypes"]) != "[ReportBatchItemFailures]" || ev["BisectBatchOnFunctionError"] != true {
 		t.Errorf("stream event source %v", ev)
 	}
+	// The report figures' consumer reads the same stream through its own
+	// filter, as the devserver's second poller (app.IsFiguresInsert) does.
+	ev = tpl.Resources["ApplyReportFiguresFunction"].Properties["Events"].(map[string]any)["FiguresInserts"].(map[string]any)["Properties"].(map[string]any)
+	pattern = ev["FilterCriteria"].(map[string]any)["Filters"].([]any)[0].(map[string]any)["Pattern"].(string)
+	if pattern != `{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"type": {"S": ["`+store.FiguresType+`"]}}}}` {
+		t.Errorf("report figures' stream filter %s", pattern)
+	}
+	if fmt.Sprint(ev["FunctionResponseTypes"]) != "[ReportBatchItemFailures]" {
+		t.Errorf("report figures' stream event source %v", ev)
+	}
 }
 
 // TestSecretsOnlyForSigners: callback secrets live under their own key

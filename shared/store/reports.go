@@ -408,9 +408,9 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 			}
 		}
 		a.Timezone = hist.Current().Name
-		set := "SET #name = :name, invoice_prefix = :prefix, timezone = :tz"
+		set := "SET #name = :name, invoice_prefix = :prefix, #tz = :tz"
 		vals := attrs{":name": str(a.Name), ":prefix": str(a.InvoicePrefix), ":tz": str(a.Timezone)}
-		names := map[string]string{"#name": "name"}
+		names := map[string]string{"#name": "name", "#tz": "timezone"}
 		acctSet := set + ", " + timezonesAttr + " = :tzs, version = if_not_exists(version, :zero) + :one"
 		acctVals := attrs{":tzs": timezonesValue(hist), ":zero": nInt(0), ":one": nInt(1)}
 		for k, v := range vals {
