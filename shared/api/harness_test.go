@@ -32,6 +32,28 @@ type env struct {
 	acct  business.Account
 	calls atomic.Int64
 	spans store.Calls
+	clock clock
+}
+
+// clock is the store's clock in tests: the real time until set, then the
+// instant set (reports date what happens around a local midnight).
+type clock struct{ at atomic.Pointer[time.Time] }
+
+func (c *clock) now() time.Time {
+	if t := c.at.Load(); t != nil {
+		return *t
+	}
+	return time.Now().UTC()
+}
+
+// set stops the clock at t (a "YYYY-MM-DD HH:MM:SS" UTC time).
+func (c *clock) set(tb testing.TB, t string) {
+	tb.Helper()
+	at, err := time.Parse(business.TimeFormat, t)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.at.Store(&at)
 }
 
 func newEnv(t *testing.T) *env { t.Helper(); return newEnvTTL(t, 0) }
@@ -42,6 +64,7 @@ func newEnvTTL(t testing.TB, keyTTL time.Duration) *env {
 	e := &env{t: t}
 	st, _ := testdb.NewStore(t, store.CountCalls(&e.calls), e.spans.Option())
 	st.SetEventSettle(0) // catching up sees each event at once (TestCatchUpSettles checks the delay)
+	st.SetClock(e.clock.now)
 	e.store = st
 	log := testdb.Quiet()
 	e.srv = httptest.NewServer(api.NewServer(st, log, keyTTL).Handler(api.Routes))
