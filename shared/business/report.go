@@ -102,8 +102,8 @@ func (h TimezoneHistory) Change(name string, now time.Time) (TimezoneHistory, ti
 	}
 	from := now.Truncate(time.Second).Add(TimezoneDelay)
 	out := append(TimezoneHistory(nil), h...)
-	if len(out) > 0 && !out[len(out)-1].From.Before(from) {
-		out = out[:len(out)-1] // not in effect yet: never dated anything
+	if len(out) > 0 && out[len(out)-1].From.After(now) {
+		out = out[:len(out)-1] // not in effect yet: it has dated nothing
 	}
 	if len(out) == 0 && name == DefaultTimezone {
 		return out, time.Time{}, nil
