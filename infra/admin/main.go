@@ -50,7 +50,8 @@ const usage = `usage:
   admin item movements (--account ID | --business-code C) --item CODE [--limit N] [--json]
                          (the item's stock ledger, newest first, N entries, default 50)
   admin migrate [--json]  (after an upgrade: moves callback secrets off account items,
-                          gives records written before views theirs; safe to run again)
+                          gives records written before views theirs, counts records written
+                          before reports in them; safe to run again)
 `
 
 func main() {
@@ -297,10 +298,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l})
+		// Sales, payments, refunds and expenses written before reports
+		// get their figures, once.
+		c, err := st.CountLegacyRecords(ctx)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened\n", n, r, l)
+		if *asJSON {
+			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l, "reported": c})
+		}
+		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened, %d records counted in reports\n", n, r, l, c)
 		return nil
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))

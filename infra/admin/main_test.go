@@ -271,14 +271,14 @@ func TestAdminMigrate(t *testing.T) {
 	untouched := map[string]map[string]types.AttributeValue{current.ID: accountItem(current.ID), unsigned.ID: accountItem(unsigned.ID)}
 
 	var out bytes.Buffer
-	for i, want := range []string{"migrated 2 accounts, 0 records, 0 item ledgers opened\n", "migrated 0 accounts, 0 records, 0 item ledgers opened\n"} { // the second run finds nothing to do
+	for i, want := range []string{"migrated 2 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports\n", "migrated 0 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports\n"} { // the second run finds nothing to do
 		out.Reset()
 		if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != want {
 			t.Fatalf("migrate, run %d: %v %q, want %q", i+1, err, out.String(), want)
 		}
 	}
 	out.Reset()
-	if err := run(ctx, []string{"migrate", "--json"}, &out); err != nil || strings.TrimSpace(out.String()) != `{"ledgers":0,"migrated":0,"records":0}` {
+	if err := run(ctx, []string{"migrate", "--json"}, &out); err != nil || strings.TrimSpace(out.String()) != `{"ledgers":0,"migrated":0,"records":0,"reported":0}` {
 		t.Fatalf("migrate --json: %v %q", err, out.String())
 	}
 
@@ -307,7 +307,7 @@ func TestAdminMigrate(t *testing.T) {
 	}
 	setLegacy(legacy.ID, legacySecret)
 	out.Reset()
-	if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != "migrated 1 accounts, 0 records, 0 item ledgers opened\n" {
+	if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != "migrated 1 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports\n" {
 		t.Fatalf("migrate: %v %q", err, out.String())
 	}
 	if _, wh, _ := st.FindAccount(ctx, legacy.ID); wh.CallbackSecret != "a-newer-secret-via-api" {

@@ -15,6 +15,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
+	"bizdata/shared/money"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 )
@@ -179,6 +180,39 @@ func TestOpenAPIConformance(t *testing.T) {
 		{"DELETE", one, nil, nil, 200},
 		{"DELETE", one, nil, nil, 404},
 	}...)
+	// Settings and reports. The summaries count what the steps above
+	// changed (no stream runs here: each report counts what waits). Then 101
+	// changes are made before the step at backlog, more than the 100 a report
+	// counts at once (the stream's consumer behind): the summary is 503 with
+	// Retry-After, and the retry, which counts the last one, 200.
+	steps = append(steps, []step{
+		{"GET", "/api/v1/user/settings", nil, nil, 200},
+		{"GET", "/api/v1/user/settings", nil, []string{"Authorization", ""}, 401},
+		{"PUT", "/api/v1/user/settings", map[string]any{"timezone": "Africa/Nairobi", "business_name": "Kofi Stores Ltd", "currency": "GHS"}, nil, 200},
+		{"PUT", "/api/v1/user/settings", map[string]any{"timezone": "Mars/Olympus_Mons"}, nil, 400},
+		{"PUT", "/api/v1/user/settings", map[string]any{"currency": "USD"}, nil, 400},
+		{"PUT", "/api/v1/user/settings", map[string]any{"business_name": nil}, nil, 400},
+		{"GET", "/api/v1/user/settings", nil, nil, 200}, // with timezone_effective_at and two zones
+		{"GET", "/api/v1/user/authenticate", nil, nil, 200},
+		{"GET", "/api/v1/reports/summary", nil, nil, 200},
+		{"GET", "/api/v1/reports/summary?group_by=day", nil, nil, 200},
+		{"GET", "/api/v1/reports/summary?group_by=week&from=2025-06-01&to=2026-12-31", nil, nil, 200},
+		{"GET", "/api/v1/reports/summary?group_by=year", nil, nil, 400},
+		{"GET", "/api/v1/reports/summary?group_by=day&from=2024-01-01&to=2026-01-01", nil, nil, 400},
+		{"GET", "/api/v1/reports/summary", nil, []string{"Authorization", ""}, 401},
+		{"GET", "/api/v1/reports/receivables", nil, nil, 200},
+		{"GET", "/api/v1/reports/receivables?as_of=2099-03-01", nil, nil, 200},
+		{"GET", "/api/v1/reports/receivables?as_of=next-week", nil, nil, 400},
+		{"POST", "/api/v1/inventory/items/add", map[string]any{"item_code": "SALT-1", "item_name": "Salt", "category_id": 1, "item_price": 2, "unit_cost": 1.5, "quantity": 0}, nil, 200},
+		{"POST", "/api/v1/inventory/items/add", map[string]any{"item_code": "OIL-1", "item_name": "Oil", "category_id": 1, "item_price": 30, "quantity": "2", "minimum_qty_alert": "5"}, nil, 200},
+		{"GET", "/api/v1/reports/inventory", nil, nil, 200},
+		{"GET", "/api/v1/reports/inventory?limit=5", nil, nil, 400},
+	}...)
+	backlog := len(steps)
+	steps = append(steps, []step{
+		{"GET", "/api/v1/reports/summary?group_by=day", nil, nil, 503},
+		{"GET", "/api/v1/reports/summary?group_by=day", nil, nil, 200},
+	}...)
 	// Test notifications up to the limit, then one over it (429 with
 	// Retry-After), all in one fixed minute.
 	limited := len(steps)
@@ -196,6 +230,14 @@ func TestOpenAPIConformance(t *testing.T) {
 	}...)
 	violations := 0
 	for i, s := range steps {
+		if i == backlog {
+			for n := range 101 { // expenses: each puts one change to count
+				x := business.Expense{ExpenseType: "Fuel", Amount: money.MustAmount("1.00"), PaymentMethod: "Cash", CreatedBy: fmt.Sprint("backlog ", n)}
+				if _, err := e.store.CreateExpense(ctx, e.acct.ID, x, nil, func(business.Expense) ([]byte, error) { return nil, nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		if i == limited { // the minute must not end before the 429
 			if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 5*time.Second {
 				time.Sleep(left + 100*time.Millisecond)

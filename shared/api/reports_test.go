@@ -8,10 +8,15 @@ package api_test
 // change answered just before it.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // summary asks a summary report and returns it decoded.
@@ -380,4 +385,70 @@ func TestReportRefusals(t *testing.T) {
 			t.Fatalf("a refused request changed the settings:\n%s\n%s", before, after)
 		}
 	})
+}
+
+// TestReportCountsRecordsFromBeforeReports: records written before reports
+// (no counted mark, no figures) are counted once: a change of one counts it
+// as it now is with what the change moves, and CountLegacyRecords (admin
+// migrate) counts the rest, once however often it runs.
+func TestReportCountsRecordsFromBeforeReports(t *testing.T) {
+	e := newSaleEnv(t)
+	c := &client{e: e}
+	ctx := context.Background()
+	e.clock.set(t, "2026-04-01 10:00:00")
+	want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": "450001", "invoice_number": "450001",
+		"sub_total_amount": "10.00", "total_amount": "10.00", "amount_paid": "4.00", "payment_type": "Cash", "due_date": "2026-05-31"})), 200, "")
+	want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": "450002", "invoice_number": "450002",
+		"sub_total_amount": "6.00", "total_amount": "6.00", "amount_paid": "0", "payment_type": "None", "due_date": "2026-05-31"})), 200, "")
+	want(t, c.post(t, "/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "3.00", "payment_method": "Cash", "created_by": "Ama"}), 200, "")
+	e.clock.set(t, "2026-04-02 10:00:00")
+	want(t, c.post(t, refundPath("450001"), map[string]any{"amount": "1.00"}), 200, "")
+	want(t, c.post(t, voidPath("450002"), nil), 200, "")
+	const query = "from=2026-04-01&to=2026-04-03&group_by=day"
+	before := summary(t, c, query)
+
+	// The records as a release before reports left them.
+	db, table := e.store.Client(), e.store.Table()
+	scan, err := db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := 0
+	for _, it := range scan.Items {
+		k := map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}
+		switch {
+		case strings.HasSuffix(it["PK"].(*types.AttributeValueMemberS).Value, "#REPORT"):
+			_, err = db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: k})
+		case it["counted"] != nil:
+			stripped++
+			_, err = db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: k, UpdateExpression: aws.String("REMOVE counted")})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stripped != 5 { // two sales, a payment, a refund, an expense
+		t.Fatalf("%d records stripped of their mark, want 5", stripped)
+	}
+	if got := summary(t, c, query); got.Totals.String() != fig("", "", 0, "0.00", "0.00", "0.00", "0.00", "0.00", nil, nil).String() {
+		t.Fatalf("figures before any counting: %s", got.Totals)
+	}
+
+	// A change of a record from before: it is counted as it now is.
+	e.clock.set(t, "2026-04-03 10:00:00")
+	want(t, c.put(t, "/api/v1/sales/edit/450001", map[string]any{"invoice_code": "450001", "invoice_number": "450001", "customer_id": 1,
+		"sub_total_amount": "10.00", "total_amount": "10.00", "amount_paid": "10.00"}), 200, "")
+	want(t, c.put(t, "/api/v1/expenses/1", map[string]any{"expense_type": "Fuel", "expense_amount": "3.50", "payment_method": "Cash", "created_by": "Ama"}), 200, "")
+	for run, wantN := range []int{3, 0} { // the first payment, the refund and the void sale; then nothing
+		if n, err := e.store.CountLegacyRecords(ctx); err != nil || n != wantN {
+			t.Fatalf("CountLegacyRecords, run %d: %d %v, want %d", run+1, n, err, wantN)
+		}
+	}
+	wantPeriods(t, summary(t, c, query),
+		fig("2026-04-01", "2026-04-01", 1, "10.00", "4.00", "0.00", "3.50", "0.50", map[string]string{"Cash": "4.00"}, map[string]string{"Fuel": "3.50"}),
+		fig("2026-04-02", "2026-04-02", 0, "0.00", "0.00", "1.00", "0.00", "-1.00", nil, nil),
+		fig("2026-04-03", "2026-04-03", 0, "0.00", "6.00", "0.00", "0.00", "6.00", map[string]string{"Cash": "6.00"}, nil))
+	if before.Periods[0].Invoiced != "10.00" || before.Periods[1].Refunded != "1.00" {
+		t.Fatalf("before stripping: %s", before.lines())
+	}
 }

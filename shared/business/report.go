@@ -193,6 +193,10 @@ func nonZero(cs ...FigureChange) []FigureChange {
 	return out
 }
 
+// PaymentFigures is what a payment moves: its amount, by its method, when
+// it was made.
+func PaymentFigures(p Payment) []FigureChange { return nonZero(paymentFigures(&p)) }
+
 func paymentFigures(p *Payment) FigureChange {
 	if p == nil {
 		return FigureChange{}

@@ -23,6 +23,7 @@ func expenseItem(account string, e business.Expense) attrs {
 	it["created_by"] = str(e.CreatedBy)
 	setStamps(it, e.ID, e.CreatedAt, e.UpdatedAt, e.Version)
 	listKeys(it, acctPK(account)+"#EXPENSE", "#TYPE#"+business.NameKey(e.ExpenseType), e.ID, e.CreatedAt, e.UpdatedAt)
+	markCounted(it)
 	return pack(it)
 }
 
@@ -68,12 +69,18 @@ func (s *Store) FindExpenseByID(ctx context.Context, account string, id int64) (
 // UpdateExpense applies edit to the current expense and stores it (see
 // editRecord). Returns ENOTFOUND when missing.
 func (s *Store) UpdateExpense(ctx context.Context, account string, id int64, edit func(*business.Expense) error) (business.Expense, error) {
-	return editRecord(ctx, s, expenseKey(account, id), "Expense not found", expenseFrom, edit,
+	uncounted := false // written before reports: its amount goes in now
+	from := func(it attrs) business.Expense { uncounted = !counted(it); return expenseFrom(it) }
+	return editRecord(ctx, s, expenseKey(account, id), "Expense not found", from, edit,
 		func(old business.Expense, e *business.Expense) ([]txItem, error) {
 			e.Version, e.UpdatedAt = old.Version+1, s.stamp()
 			ev := newEvents(account, e.UpdatedAt)
 			ev.add(business.EventExpenseUpdated, expenseResource(*e), wire.ExpenseData(*e))
-			ev.count(business.ExpenseEditedFigures(old, *e))
+			if uncounted {
+				ev.count(business.ExpenseCreatedFigures(*e))
+			} else {
+				ev.count(business.ExpenseEditedFigures(old, *e))
+			}
 			return s.withEvents([]txItem{s.guardedPut(expenseItem(account, *e), old.Version)}, ev)
 		})
 }

@@ -46,6 +46,7 @@ func refundItem(account string, r business.Refund) attrs {
 	it["refunded_at"] = str(fmtTime(r.RefundedAt))
 	it[IndexDue.PK] = str(paidPartition(account, r.RefundedAt))
 	it[IndexDue.SK] = str(paidSK(account, r.RefundedAt, r.RefundID))
+	markCounted(it)
 	return it
 }
 
@@ -149,6 +150,9 @@ func (s *Store) RefundSale(ctx context.Context, account, code string, in NewRefu
 			return nil, nil, err
 		}
 		ev.sale(business.EventPaymentRefunded, rec)
+		if cur.uncounted {
+			ev.count(business.SaleCreatedFigures(sale, nil))
+		}
 		ev.count(business.RefundFigures(r))
 		actions := append([]txItem{s.saleWrite(account, next, sale.Version),
 			{action: put(s.table, refundItem(account, r), "attribute_not_exists(PK)"), onFail: errRetry}}, stock...)
@@ -196,7 +200,9 @@ func (s *Store) VoidSale(ctx context.Context, account, code, reason string, idem
 			return nil, nil, err
 		}
 		ev.sale(business.EventSaleVoided, rec)
-		ev.count(business.VoidFigures(sale))
+		if !cur.uncounted { // one never counted has nothing to take out
+			ev.count(business.VoidFigures(sale))
+		}
 		actions, err := s.withEvents(append([]txItem{s.saleWrite(account, next, sale.Version)}, stock...), ev)
 		return actions, body, err
 	})

@@ -505,3 +505,100 @@ func (s *Store) Now() time.Time { return s.now() }
 // it to chosen instants (around a local midnight, across a timezone change).
 // now must be safe for concurrent use.
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// countedAttr marks a sale, payment, refund or expense whose figures are in
+// the reports: every write of this release sets it. Records written before
+// reports lack it; CountLegacyRecords counts them, and a change of one
+// counts what it had before along with what it changes.
+const countedAttr = "counted"
+
+func markCounted(it attrs) { it[countedAttr] = &types.AttributeValueMemberBOOL{Value: true} }
+
+func counted(it attrs) bool { _, ok := it[countedAttr]; return ok }
+
+// CountLegacyRecords puts in the reports every sale, payment, refund and
+// expense written before them (one Scan of the table for records without
+// countedAttr; run once per deployment from `admin migrate`, safe beside the
+// API and again after an interruption). Each record is marked counted in the
+// transaction that writes its figures item, on condition that it is not
+// counted yet and, for sales and expenses, unchanged since read: a record
+// edited meanwhile is read again (the edit counted it already, or it is
+// counted as it now is). It returns how many records it counted.
+func (s *Store) CountLegacyRecords(ctx context.Context) (int, error) {
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                aws.String(s.table),
+		FilterExpression:         aws.String("#t IN (:sale, :payment, :refund, :expense) AND attribute_not_exists(#c)"),
+		ProjectionExpression:     aws.String("PK, SK"),
+		ExpressionAttributeNames: map[string]string{"#t": "type", "#c": countedAttr},
+		ExpressionAttributeValues: attrs{":sale": str("sale"), ":payment": str("payment"), ":refund": str("refund"),
+			":expense": str("expense")},
+	})
+	n := 0
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return n, fmt.Errorf("scan for records not in the reports: %w", err)
+		}
+		for _, k := range page.Items {
+			done, err := s.countLegacy(ctx, key(getS(k, "PK"), getS(k, "SK")))
+			if err != nil {
+				return n, fmt.Errorf("count %s %s in the reports (%d counted before it; run again to go on): %w", getS(k, "PK"), getS(k, "SK"), n, err)
+			}
+			if done {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// countLegacy counts one record written before reports; false when it is
+// counted already.
+func (s *Store) countLegacy(ctx context.Context, k attrs) (bool, error) {
+	done := false
+	err := retrying(ctx, func() error {
+		done = false
+		it, err := s.getItem(ctx, k, true)
+		if err != nil || it == nil || counted(it) {
+			return err
+		}
+		pk := getS(it, "PK")
+		account, _, _ := strings.Cut(strings.TrimPrefix(pk, "A#"), "#")
+		cond, vals := "attribute_exists(PK) AND attribute_not_exists(#c)", attrs{":t": &types.AttributeValueMemberBOOL{Value: true}}
+		var figs []business.FigureChange
+		switch getS(it, "type") {
+		case "sale":
+			if sale := saleFrom(it); !sale.Void() {
+				figs = business.SaleCreatedFigures(sale, nil)
+			}
+			cond, vals[":v"] = cond+" AND version = :v", nInt(getInt(it, "version"))
+		case "expense":
+			figs = business.ExpenseCreatedFigures(expenseFrom(it))
+			cond, vals[":v"] = cond+" AND version = :v", nInt(getInt(it, "version"))
+		case "payment":
+			figs = business.PaymentFigures(PaymentFrom(it))
+		case "refund":
+			figs = business.RefundFigures(RefundFrom(it))
+		default:
+			return nil
+		}
+		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: k,
+			UpdateExpression: aws.String("SET #c = :t"), ConditionExpression: aws.String(cond),
+			ExpressionAttributeNames: map[string]string{"#c": countedAttr}, ExpressionAttributeValues: vals}}, onFail: errRetry}}
+		ev := newEvents(account, s.stamp())
+		ev.count(figs)
+		fig, err := s.figuresAction(ev, ev.ids.Next())
+		if err != nil {
+			return err
+		}
+		if fig != nil {
+			actions = append(actions, *fig)
+		}
+		if err := s.transact(ctx, actions); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+	return done, err
+}

@@ -24,6 +24,9 @@ type SaleRecord struct {
 	Sale     business.Sale
 	Payments []business.Payment
 	Refunds  []business.Refund
+	// uncounted says the sale item was written before reports: its count
+	// and total are not in the figures yet (see countedAttr).
+	uncounted bool
 }
 
 func salePK(account, code string) string { return acctPK(account) + "#SALE#" + code }
@@ -101,6 +104,7 @@ func saleItem(account string, sale business.Sale) attrs {
 	}
 	it["lines"] = &types.AttributeValueMemberL{Value: lines}
 	saleKeyed(account, sale, it)
+	markCounted(it)
 	return pack(it)
 }
 
@@ -201,6 +205,7 @@ func paymentItem(account string, p business.Payment) attrs {
 	it["payment_status"] = str(p.PaymentStatus)
 	it["payment_at"] = str(fmtTime(p.PaymentAt))
 	it[IndexDue.PK], it[IndexDue.SK] = str(paidPartition(account, p.PaymentAt)), str(paidSK(account, p.PaymentAt, p.TransactionID))
+	markCounted(it)
 	return it
 }
 
@@ -378,7 +383,7 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 		for _, it := range out.Items {
 			switch getS(it, "type") {
 			case "sale":
-				rec.Sale, found = saleFrom(it), true
+				rec.Sale, rec.uncounted, found = saleFrom(it), !counted(it), true
 			case "payment":
 				rec.Payments = append(rec.Payments, PaymentFrom(it))
 			case "refund":
@@ -486,7 +491,11 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			ev.sale(business.EventPaymentReceived, rec)
 		}
 		ev.sale(business.EventSaleUpdated, rec)
-		ev.count(business.SaleEditedFigures(cur.Sale, next, paid))
+		if cur.uncounted { // its count and total go in now, with what changed
+			ev.count(business.SaleCreatedFigures(next, paid))
+		} else {
+			ev.count(business.SaleEditedFigures(cur.Sale, next, paid))
+		}
 		actions, err = s.withEvents(actions, ev)
 		if err != nil {
 			return err
