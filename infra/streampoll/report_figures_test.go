@@ -12,25 +12,17 @@ import (
 	"bizdata/shared/testdb"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // waitingFigures reads the account's figures items still to be applied.
 func waitingFigures(t *testing.T, st *store.Store, account string) []map[string]types.AttributeValue {
 	t.Helper()
-	out, err := st.Client().Query(context.Background(), &dynamodb.QueryInput{
-		TableName:              aws.String(st.Table()),
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: "A#" + account + "#REPORT"}, ":p": &types.AttributeValueMemberS{Value: "PEND#"}},
-		ConsistentRead: aws.Bool(true),
-	})
+	items, err := st.WaitingFigures(context.Background(), account)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.Items
+	return items
 }
 
 // TestReportFiguresFromTheStream: the apply-report-figures handler, fed by

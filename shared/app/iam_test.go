@@ -23,7 +23,6 @@ import (
 	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -380,18 +379,12 @@ func templatePolicies(t *testing.T) map[string][]string {
 // items waiting to be applied (their attributes are all strings).
 func figuresBatch(t *testing.T, st *store.Store, account string) events.DynamoDBEvent {
 	t.Helper()
-	out, err := st.Client().Query(context.Background(), &dynamodb.QueryInput{
-		TableName:              aws.String(st.Table()),
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: "A#" + account + "#REPORT"}, ":p": &types.AttributeValueMemberS{Value: "PEND#"}},
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil || len(out.Items) == 0 {
+	items, err := st.WaitingFigures(context.Background(), account)
+	if err != nil || len(items) == 0 {
 		t.Fatalf("no figures item waits (%v)", err)
 	}
 	var ev events.DynamoDBEvent
-	for i, it := range out.Items {
+	for i, it := range items {
 		img := map[string]events.DynamoDBAttributeValue{}
 		for k, v := range it {
 			img[k] = events.NewStringAttribute(v.(*types.AttributeValueMemberS).Value)

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"bizdata/shared/business"
@@ -22,9 +25,11 @@ import (
 //
 // A change that moves the figures (a sale, its edit, a refund, a void, an
 // expense and its edit) puts one "figures" item in its own transaction
-// (PK A#<acct>#REPORT, SK PEND#<id>): what it moves and the instant each
-// part counts at, never a date. That costs the write one small item of its
-// own and no shared one, so one busy account's writes never take turns.
+// (PK A#<acct>#REPORT#PEND<shard>, SK PEND#<id>): what it moves and the
+// instant each part counts at, never a date. That costs the write one small
+// item of its own and no shared one, so one busy account's writes never take
+// turns; the items spread over figuresShards partitions, so one account's
+// changes are not bound by one partition's write rate.
 //
 // Applying a figures item adds it to the day items (SK DAY#<local date>) of
 // the dates its instants have in the account's timezone history and deletes
@@ -35,6 +40,14 @@ import (
 // days, so it counts every change answered before it was asked.
 
 func reportPK(account string) string { return acctPK(account) + "#REPORT" }
+
+// figuresShards is how many partitions an account's waiting figures items
+// spread over.
+const figuresShards = 4
+
+func pendingPK(account string, shard int) string {
+	return reportPK(account) + "#PEND" + strconv.Itoa(shard)
+}
 
 const (
 	pendingPrefix = "PEND#"
@@ -83,7 +96,7 @@ func (s *Store) figuresAction(e *events, id string) (*txItem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode figures: %w", err)
 	}
-	it := key(reportPK(e.account), pendingPrefix+id)
+	it := key(pendingPK(e.account, rand.IntN(figuresShards)), pendingPrefix+id)
 	it["type"], it["account_id"], it["changes"] = str(FiguresType), str(e.account), str(string(b))
 	it["created_at"] = str(fmtTime(e.now))
 	return &txItem{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry}, nil
@@ -188,6 +201,13 @@ const applyBatch = 10
 // once whoever else applies it at the same time. It returns how many it
 // applied (those applied already by another are skipped).
 func (s *Store) ApplyFigures(ctx context.Context, account string, items []map[string]types.AttributeValue) (int, error) {
+	seen := map[string]bool{} // a transaction may name an item once
+	items = slices.DeleteFunc(slices.Clone(items), func(it attrs) bool {
+		k := getS(it, "PK") + "\x00" + getS(it, "SK")
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
 	if len(items) == 0 {
 		return 0, nil
 	}
@@ -284,27 +304,77 @@ func (s *Store) ReportDays(ctx context.Context, account, from, to string) (map[s
 // maxPendingApplied; EBUSY when more wait), and returns how many items it
 // read.
 func (s *Store) applyWaiting(ctx context.Context, account string) (int, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :p)"),
-		ExpressionAttributeValues: attrs{":pk": str(reportPK(account)), ":p": str(pendingPrefix)},
-		ConsistentRead:            aws.Bool(true),
-		Limit:                     aws.Int32(maxPendingApplied),
-	})
+	items, more, err := s.waiting(ctx, account, maxPendingApplied/figuresShards)
 	if err != nil {
-		return 0, fmt.Errorf("query waiting figures: %w", err)
+		return 0, err
 	}
-	read := len(out.Items)
-	if len(out.Items) > 0 {
+	read := len(items)
+	if len(items) > 0 {
 		read++ // the account item, for its timezones
 	}
-	if _, err := s.ApplyFigures(ctx, account, out.Items); err != nil {
+	if _, err := s.ApplyFigures(ctx, account, items); err != nil {
 		return read, err
 	}
-	if len(out.LastEvaluatedKey) > 0 {
+	if more {
 		return read, business.Errorf(business.EBUSY, "Report figures are catching up with recent changes; retry in a moment")
 	}
 	return read, nil
+}
+
+// WaitingFigures returns the account's figures items not applied yet.
+func (s *Store) WaitingFigures(ctx context.Context, account string) ([]map[string]types.AttributeValue, error) {
+	items, _, err := s.waiting(ctx, account, 0)
+	return items, err
+}
+
+// waiting reads the account's waiting figures items, one consistent Query
+// of each shard at once, at most limit of each (0: all); more says a shard
+// holds more.
+func (s *Store) waiting(ctx context.Context, account string, limit int32) ([]attrs, bool, error) {
+	var mu sync.Mutex
+	var items []attrs
+	more := false
+	var wg sync.WaitGroup
+	errs := make([]error, figuresShards)
+	for shard := range figuresShards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[shard] = s.queryWaiting(ctx, pendingPK(account, shard), limit, func(out []attrs, rest bool) {
+				mu.Lock()
+				items, more = append(items, out...), more || rest
+				mu.Unlock()
+			})
+		}()
+	}
+	wg.Wait()
+	sort.Slice(items, func(i, j int) bool { return getS(items[i], "SK") < getS(items[j], "SK") })
+	return items, more, errors.Join(errs...)
+}
+
+// queryWaiting reads one shard of waiting figures items, at most limit (0:
+// all), handing each page to got with whether more remain past the limit.
+func (s *Store) queryWaiting(ctx context.Context, pk string, limit int32, got func([]attrs, bool)) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: attrs{":pk": str(pk)},
+		ConsistentRead:            aws.Bool(true),
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(limit)
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("query waiting figures: %w", err)
+		}
+		got(out.Items, limit > 0 && len(out.LastEvaluatedKey) > 0)
+		if limit > 0 || len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }
 
 // Settings are an account's own settings, as the API shows them.
