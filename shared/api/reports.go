@@ -59,14 +59,13 @@ func getSettings(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 }
 
 type settingsRequest struct {
-	BusinessName  Opt[string] `json:"business_name"`
-	InvoicePrefix Opt[string] `json:"invoice_prefix"`
-	Timezone      Opt[string] `json:"timezone"`
+	BusinessName Opt[string] `json:"business_name"`
+	Timezone     Opt[string] `json:"timezone"`
 	// Shown by GET, so a client may send back what it read; they cannot
-	// change (amounts are recorded in the currency, and webhooks name the
-	// business by its code).
-	BusinessCode Opt[string] `json:"business_code"`
-	Currency     Opt[string] `json:"currency"`
+	// change (see store.SettingsChange).
+	InvoicePrefix Opt[string] `json:"invoice_prefix"`
+	BusinessCode  Opt[string] `json:"business_code"`
+	Currency      Opt[string] `json:"currency"`
 }
 
 func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -78,35 +77,28 @@ func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	if err := decodeObject(body, &req, ""); err != nil {
 		return err
 	}
-	cur, err := s.store.FindSettings(r.Context(), acct.ID)
-	if err != nil {
-		return err
-	}
 	fe := business.FieldErrors{}
 	var c store.SettingsChange
-	for name, o := range map[string]*Opt[string]{"business_name": &req.BusinessName, "invoice_prefix": &req.InvoicePrefix, "timezone": &req.Timezone} {
-		if o.Set && o.Null {
-			fe.Add(name, "must not be null; leave the field out to keep it")
+	for _, f := range []struct {
+		name string
+		o    Opt[string]
+		dst  **string
+	}{
+		{"business_name", req.BusinessName, &c.Name}, {"timezone", req.Timezone, &c.Timezone},
+		{"invoice_prefix", req.InvoicePrefix, &c.InvoicePrefix}, {"currency", req.Currency, &c.Currency},
+		{"business_code", req.BusinessCode, &c.BusinessCode},
+	} {
+		switch {
+		case f.o.Set && f.o.Null:
+			fe.Add(f.name, "must not be null; leave the field out to keep it")
+		case f.o.Set:
+			v := f.o.V
+			*f.dst = &v
 		}
 	}
-	if req.BusinessName.Set && !req.BusinessName.Null {
-		c.Name = &req.BusinessName.V
-	}
-	if req.InvoicePrefix.Set && !req.InvoicePrefix.Null {
-		c.InvoicePrefix = &req.InvoicePrefix.V
-	}
-	if req.Timezone.Set && !req.Timezone.Null {
-		tz := strings.TrimSpace(req.Timezone.V)
-		if _, err := business.LoadTimezone(tz); err != nil {
-			fe.Add("timezone", "must be an IANA timezone name such as Africa/Nairobi or UTC")
-		}
+	if c.Timezone != nil {
+		tz := strings.TrimSpace(*c.Timezone)
 		c.Timezone = &tz
-	}
-	if req.Currency.Set && (req.Currency.Null || req.Currency.V != cur.Account.Currency) {
-		fe.Add("currency", "cannot be changed: the account's amounts are recorded in "+cur.Account.Currency)
-	}
-	if req.BusinessCode.Set && (req.BusinessCode.Null || req.BusinessCode.V != cur.Account.BusinessCode) {
-		fe.Add("business_code", "cannot be changed: webhooks name the business by it")
 	}
 	if err := fe.Err(); err != nil {
 		return err
@@ -192,18 +184,19 @@ func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 	if err != nil {
 		return err
 	}
-	days, _, err := s.store.ReportDays(r.Context(), acct.ID, from, to)
+	dayRanges, months := business.SumsNeeded(periods)
+	days, monthly, _, err := s.store.ReportFigures(r.Context(), acct.ID, dayRanges, months)
 	if err != nil {
 		return err
 	}
-	byPeriod, totals := business.Summarize(periods, days)
+	byPeriod, totals := business.Summarize(periods, days, monthly)
 	out := make([]figuresJSON, len(byPeriod))
 	for i, p := range byPeriod {
 		out[i] = toFiguresJSON(p.Figures)
 		out[i].Start, out[i].End = p.Start, p.End
 	}
 	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
-		"from": from, "to": to, "group_by": groupBy, "timezone": st.Timezones.Current().Name, "currency": st.Account.Currency,
+		"from": from, "to": to, "group_by": groupBy, "timezone": st.Timezones.At(asOf).String(), "currency": st.Account.Currency,
 		"as_of": asOf.UTC().Format(business.TimeFormat), "periods": out, "totals": toFiguresJSON(totals),
 	}})
 }
@@ -270,7 +263,7 @@ func reportReceivables(s *Server, w http.ResponseWriter, r *http.Request, acct b
 	}
 	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
 		"as_of": asOf, "currency": acct.Currency, "outstanding": money.FormatCents(rec.Outstanding),
-		"open_sales": len(sales), "buckets": toAgingJSON(rec.Aging), "customers": debtors,
+		"open_sales": rec.Open, "buckets": toAgingJSON(rec.Aging), "customers": debtors,
 	}})
 }
 

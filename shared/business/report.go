@@ -88,10 +88,12 @@ func (h TimezoneHistory) LocalDate(t time.Time) string {
 func (h TimezoneHistory) Today(now time.Time) string { return h.LocalDate(now) }
 
 // Change returns the history with name in effect from TimezoneDelay after
-// now (whole seconds), and that instant. Setting the zone already newest
-// changes nothing. A change made while another still waits to take effect
-// replaces it. Returns EINVALID for an unknown zone and ECONFLICT when the
-// history is full.
+// now (whole seconds), and that instant. The history only grows: a change
+// made while another still waits to take effect follows it (the earlier one
+// is in effect for the seconds between), so no instant is ever dated in a
+// zone other than the one a reader of the history found for it. Setting the
+// newest zone again changes nothing. Returns EINVALID for an unknown zone and
+// ECONFLICT when the history is full (MaxTimezoneChanges changes).
 func (h TimezoneHistory) Change(name string, now time.Time) (TimezoneHistory, time.Time, error) {
 	if _, err := LoadTimezone(name); err != nil {
 		return nil, time.Time{}, err
@@ -101,21 +103,15 @@ func (h TimezoneHistory) Change(name string, now time.Time) (TimezoneHistory, ti
 		return h, cur.From, nil
 	}
 	from := now.Truncate(time.Second).Add(TimezoneDelay)
+	if !from.After(cur.From) {
+		from = cur.From.Add(time.Second)
+	}
 	out := append(TimezoneHistory(nil), h...)
-	if len(out) > 0 && out[len(out)-1].From.After(now) {
-		out = out[:len(out)-1] // not in effect yet: it has dated nothing
-	}
-	if len(out) == 0 && name == DefaultTimezone {
-		return out, time.Time{}, nil
-	}
 	if len(out) == 0 {
 		out = TimezoneHistory{{Name: DefaultTimezone}}
 	}
-	if len(out) >= MaxTimezoneChanges {
+	if len(out) > MaxTimezoneChanges {
 		return nil, time.Time{}, Errorf(ECONFLICT, "timezone has been changed %d times, the most an account keeps", MaxTimezoneChanges)
-	}
-	if out[len(out)-1].Name == name { // back to the zone still in effect
-		return out, out[len(out)-1].From, nil
 	}
 	return append(out, TimezoneSpan{Name: name, From: from}), from, nil
 }
@@ -262,14 +258,6 @@ type Period struct {
 	Start, End string
 }
 
-func parseDate(field, v string) (time.Time, error) {
-	t, err := time.Parse(DateFormat, v)
-	if err != nil {
-		return time.Time{}, FieldErrors{field: "must be a real date YYYY-MM-DD"}.Err()
-	}
-	return t, nil
-}
-
 // DefaultRange returns the range a summary covers when from or to is not
 // given: to defaults to today, and from to the start of the twelfth month
 // (by month), the twelfth week (by week) or the 31st day (by day) back.
@@ -313,13 +301,16 @@ func ReportPeriods(from, to, groupBy string) ([]Period, error) {
 	if groupBy != GroupByDay && groupBy != GroupByWeek && groupBy != GroupByMonth {
 		return nil, FieldErrors{"group_by": "must be day, week or month"}.Err()
 	}
-	f, err := parseDate("from", from)
-	if err != nil {
-		return nil, err
-	}
-	t, err := parseDate("to", to)
-	if err != nil {
-		return nil, err
+	f, ferr := time.Parse(DateFormat, from)
+	t, terr := time.Parse(DateFormat, to)
+	if fe := (FieldErrors{}); ferr != nil || terr != nil {
+		if ferr != nil && from != "" { // an empty from follows an unreadable to
+			fe.Add("from", "must be a real date YYYY-MM-DD")
+		}
+		if terr != nil {
+			fe.Add("to", "must be a real date YYYY-MM-DD")
+		}
+		return nil, fe.Err()
 	}
 	if t.Before(f) {
 		return nil, FieldErrors{"to": "must not be before from"}.Err()
@@ -354,6 +345,38 @@ func ReportPeriods(from, to, groupBy string) ([]Period, error) {
 	return out, nil
 }
 
+// FullMonth reports whether p is a whole calendar month, whose figures the
+// month's sums hold.
+func (p Period) FullMonth() bool {
+	start, err := time.Parse(DateFormat, p.Start)
+	if err != nil || start.Day() != 1 {
+		return false
+	}
+	return start.AddDate(0, 1, -1).Format(DateFormat) == p.End
+}
+
+// SumsNeeded returns what a summary of periods reads: the whole months
+// (yyyy-mm) whose sums stand for them, and the ranges of days for the rest
+// (adjacent periods in one range).
+func SumsNeeded(periods []Period) (days []Period, months []string) {
+	for _, p := range periods {
+		switch {
+		case p.FullMonth():
+			months = append(months, p.Start[:7])
+		case len(days) > 0 && nextDay(days[len(days)-1].End) == p.Start:
+			days[len(days)-1].End = p.End
+		default:
+			days = append(days, p)
+		}
+	}
+	return days, months
+}
+
+func nextDay(d string) string {
+	t, _ := time.Parse(DateFormat, d)
+	return t.AddDate(0, 0, 1).Format(DateFormat)
+}
+
 // PeriodFigures is one period of a summary with its figures.
 type PeriodFigures struct {
 	Period
@@ -361,8 +384,10 @@ type PeriodFigures struct {
 }
 
 // Summarize adds each day's figures (by local date) into the periods, and
-// the periods into the totals. Days outside every period are left out.
-func Summarize(periods []Period, days map[string]Figures) ([]PeriodFigures, Figures) {
+// the periods into the totals; a whole month takes its month's sums (by
+// yyyy-mm) instead, when months is given. Days outside every period are
+// left out.
+func Summarize(periods []Period, days, months map[string]Figures) ([]PeriodFigures, Figures) {
 	out := make([]PeriodFigures, len(periods))
 	var total Figures
 	dates := make([]string, 0, len(days))
@@ -372,6 +397,11 @@ func Summarize(periods []Period, days map[string]Figures) ([]PeriodFigures, Figu
 	sort.Strings(dates)
 	for i, p := range periods {
 		out[i].Period = p
+		if months != nil && p.FullMonth() {
+			out[i].Add(months[p.Start[:7]])
+			total.Add(out[i].Figures)
+			continue
+		}
 		for _, d := range dates {
 			if d >= p.Start && d <= p.End {
 				out[i].Add(days[d])
@@ -425,6 +455,7 @@ type Debtor struct {
 type Receivables struct {
 	Outstanding int64
 	Aging
+	Open    int      // the sales that owe something
 	Debtors []Debtor // the largest first
 }
 
@@ -448,7 +479,7 @@ func AgeReceivables(asOf string, sales []OpenSale) Receivables {
 		if due, err := time.Parse(DateFormat, s.DueDate); err == nil {
 			days = int(day.Sub(due).Hours() / 24)
 		}
-		r.Outstanding += owed
+		r.Outstanding, r.Open = r.Outstanding+owed, r.Open+1
 		r.add(days, owed)
 		d := by[s.CustomerID]
 		if d == nil {

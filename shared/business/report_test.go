@@ -38,17 +38,20 @@ func TestTimezoneHistory(t *testing.T) {
 			t.Errorf("LocalDate(%s) = %s, want %s", c.at, got, c.want)
 		}
 	}
-	// A change, and another before it took effect: the second replaces it.
+	// A change, and another before it took effect: it follows the first,
+	// which is in effect for the seconds between (the history only grows).
 	h2, _, _ := h.Change("Asia/Kathmandu", at("2026-03-01 00:00:00"))
 	h2, from, _ = h2.Change("America/New_York", at("2026-03-01 00:00:05"))
-	if len(h2) != 3 || h2[2].Name != "America/New_York" || from != at("2026-03-01 00:00:15") {
-		t.Fatalf("replaced change: %v %v", h2, from)
+	if len(h2) != 4 || h2[2].Name != "Asia/Kathmandu" || h2[3].Name != "America/New_York" || from != at("2026-03-01 00:00:15") {
+		t.Fatalf("a change while another waits: %v %v", h2, from)
 	}
-	// Back to the zone in effect before the pending one took effect.
-	h3, _, _ := h.Change("Asia/Kathmandu", at("2026-03-01 00:00:00"))
-	h3, from, _ = h3.Change("Africa/Nairobi", at("2026-03-01 00:00:03"))
-	if len(h3) != 2 || !from.Equal(at("2026-01-20 09:00:10")) {
-		t.Fatalf("back to the zone in effect: %v %v", h3, from)
+	if got := h2.LocalDate(at("2026-03-01 00:00:12")); got != "2026-03-01" {
+		t.Errorf("between the two: %s", got)
+	}
+	// A change whose clock is behind the newest entry's still follows it.
+	h3, from, _ := h2.Change("UTC", at("2026-03-01 00:00:00"))
+	if from != at("2026-03-01 00:00:16") || len(h3) != 5 {
+		t.Fatalf("a change behind the newest: %v %v", h3, from)
 	}
 	// Kathmandu is UTC+5:45.
 	h4, _, _ := TimezoneHistory(nil).Change("Asia/Kathmandu", at("2026-01-01 00:00:00"))
@@ -95,6 +98,14 @@ func TestReportPeriods(t *testing.T) {
 			t.Errorf("ReportPeriods(%s, %s, %s): %v, want a field error on %s", c.from, c.to, c.by, err, c.field)
 		}
 	}
+	p, _ := ReportPeriods("2026-01-15", "2027-01-10", "month")
+	if days, months := SumsNeeded(p); fmt.Sprint(days) != "[{2026-01-15 2026-01-31} {2027-01-01 2027-01-10}]" || len(months) != 11 || months[0] != "2026-02" || months[10] != "2026-12" {
+		t.Errorf("a year by month reads days %v and months %v", days, months)
+	}
+	p, _ = ReportPeriods("2026-01-15", "2026-02-10", "week")
+	if days, months := SumsNeeded(p); fmt.Sprint(days) != "[{2026-01-15 2026-02-10}]" || len(months) != 0 {
+		t.Errorf("weeks read days %v and months %v", days, months)
+	}
 	if f, to := DefaultRange("", "", "month", "2026-11-24"); f != "2025-12-01" || to != "2026-11-24" {
 		t.Errorf("default by month: %s..%s", f, to)
 	}
@@ -137,7 +148,7 @@ func TestFigureChanges(t *testing.T) {
 		"2026-03-05": {Refunded: 100},
 	}
 	periods, _ := ReportPeriods("2026-01-01", "2026-02-28", "month")
-	out, total := Summarize(periods, days)
+	out, total := Summarize(periods, days, nil)
 	if out[0].Expenses != 200 || out[1].Invoiced != 5000 || total.Net() != 1800 || total.Refunded != 0 {
 		t.Fatalf("summary %+v total %+v", out, total)
 	}

@@ -177,13 +177,20 @@ func (s *Store) RotateKey(ctx context.Context, accountID string) (string, error)
 		k := key(keyPK(hash), "KEY")
 		accountFields(k, a)
 		k["type"] = str("api_key")
+		// Guarded by the version read too, and bumping it: a settings change
+		// between the read and this write starts over, so the new key's copy
+		// of the account is never older than the account.
+		cond, vals := "key_hash = :old AND attribute_not_exists(version)", attrs{":new": str(hash), ":old": str(oldHash), ":zero": nInt(0), ":one": nInt(1)}
+		if _, ok := cur["version"]; ok {
+			cond, vals[":v"] = "key_hash = :old AND version = :v", nInt(getInt(cur, "version"))
+		}
 		return s.transact(ctx, []txItem{
 			{action: types.TransactWriteItem{Update: &types.Update{
 				TableName:                 aws.String(s.table),
 				Key:                       accountKey(accountID),
-				UpdateExpression:          aws.String("SET key_hash = :new"),
-				ConditionExpression:       aws.String("key_hash = :old"),
-				ExpressionAttributeValues: attrs{":new": str(hash), ":old": str(oldHash)},
+				UpdateExpression:          aws.String("SET key_hash = :new, version = if_not_exists(version, :zero) + :one"),
+				ConditionExpression:       aws.String(cond),
+				ExpressionAttributeValues: vals,
 			}}, onFail: errRetry},
 			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(oldHash), "KEY")}}},
 			{action: put(s.table, k, "attribute_not_exists(PK)"), onFail: errRetry},

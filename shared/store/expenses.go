@@ -81,7 +81,7 @@ func (s *Store) UpdateExpense(ctx context.Context, account string, id int64, edi
 			} else {
 				ev.count(business.ExpenseEditedFigures(old, *e))
 			}
-			return s.withEvents([]txItem{s.guardedPut(expenseItem(account, *e), old.Version)}, ev)
+			return s.withEvents([]txItem{stillUncounted(s.guardedPut(expenseItem(account, *e), old.Version), uncounted)}, ev)
 		})
 }
 

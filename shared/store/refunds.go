@@ -154,7 +154,7 @@ func (s *Store) RefundSale(ctx context.Context, account, code string, in NewRefu
 			ev.count(business.SaleCreatedFigures(sale, nil))
 		}
 		ev.count(business.RefundFigures(r))
-		actions := append([]txItem{s.saleWrite(account, next, sale.Version),
+		actions := append([]txItem{stillUncounted(s.saleWrite(account, next, sale.Version), cur.uncounted),
 			{action: put(s.table, refundItem(account, r), "attribute_not_exists(PK)"), onFail: errRetry}}, stock...)
 		actions, err = s.withEvents(actions, ev)
 		return actions, body, err
@@ -203,7 +203,7 @@ func (s *Store) VoidSale(ctx context.Context, account, code, reason string, idem
 		if !cur.uncounted { // one never counted has nothing to take out
 			ev.count(business.VoidFigures(sale))
 		}
-		actions, err := s.withEvents(append([]txItem{s.saleWrite(account, next, sale.Version)}, stock...), ev)
+		actions, err := s.withEvents(append([]txItem{stillUncounted(s.saleWrite(account, next, sale.Version), cur.uncounted)}, stock...), ev)
 		return actions, body, err
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -131,12 +132,14 @@ const (
 	typePrefix   = "t#"
 )
 
-func dayKey(account, date string) attrs { return key(reportPK(account), dayPrefix+date) }
+// monthPrefix starts a month item's sort key (MONTH#<yyyy-mm>): the sums of
+// a local month's days, so that a report by month reads a month as one item.
+const monthPrefix = "MONTH#"
 
-// dayUpdate is the ADD of f to the day item of date.
-func (s *Store) dayUpdate(account, date string, f business.Figures) types.TransactWriteItem {
+// sumUpdate is the ADD of f to the sums item sk (a day's or a month's).
+func (s *Store) sumUpdate(account, sk, kind, date string, f business.Figures) types.TransactWriteItem {
 	names := map[string]string{"#type": "type", "#date": "date"}
-	vals := attrs{":type": str("report_day"), ":date": str(date)}
+	vals := attrs{":type": str(kind), ":date": str(date)}
 	var adds []string
 	add := func(attr string, v int64) {
 		if v == 0 {
@@ -162,7 +165,7 @@ func (s *Store) dayUpdate(account, date string, f business.Figures) types.Transa
 	if len(adds) > 0 {
 		expr += " ADD " + strings.Join(adds, ", ")
 	}
-	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: dayKey(account, date),
+	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: key(reportPK(account), sk),
 		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 }
 
@@ -175,7 +178,7 @@ func sortedKeys(m map[string]int64) []string {
 	return out
 }
 
-func dayFrom(it attrs) business.Figures {
+func sumsFrom(it attrs) business.Figures {
 	f := business.Figures{SalesCount: getInt(it, "sales_count"), Invoiced: getInt(it, "invoiced"), Collected: getInt(it, "collected"),
 		Refunded: getInt(it, "refunded"), Expenses: getInt(it, "expenses")}
 	for k := range it {
@@ -193,7 +196,7 @@ func dayFrom(it attrs) business.Figures {
 var errApplied = errors.New("store: figures applied already")
 
 // applyBatch is how many figures items one transaction applies: each is a
-// delete and at most two day updates, far inside 100 actions.
+// delete and at most two day and two month updates, far inside 100 actions.
 const applyBatch = 10
 
 // ApplyFigures applies the account's figures items (as read from the table
@@ -257,58 +260,99 @@ func (s *Store) applyTogether(ctx context.Context, account string, hist business
 		actions = append(actions, txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table),
 			Key: key(getS(it, "PK"), getS(it, "SK")), ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: errApplied})
 	}
-	dates := make([]string, 0, len(days))
-	for d := range days {
-		dates = append(dates, d)
+	months := map[string]business.Figures{}
+	for d, f := range days {
+		m := months[d[:7]]
+		m.Add(f)
+		months[d[:7]] = m
 	}
-	sort.Strings(dates)
-	for _, d := range dates {
-		actions = append(actions, txItem{action: s.dayUpdate(account, d, days[d])})
+	for _, d := range slices.Sorted(maps.Keys(days)) {
+		actions = append(actions, txItem{action: s.sumUpdate(account, dayPrefix+d, "report_day", d, days[d])})
+	}
+	for _, m := range slices.Sorted(maps.Keys(months)) {
+		actions = append(actions, txItem{action: s.sumUpdate(account, monthPrefix+m, "report_month", m, months[m])})
 	}
 	return s.transact(ctx, actions)
 }
 
 // ReportDays returns the figures of the account's local days from..to
-// (inclusive), by date (days without any are absent), with every change
-// answered before the call counted: it applies the figures items still
-// waiting, then reads the days. It also returns how many items it read. Returns EBUSY when more than 100
-// changes wait (the stream's consumer is behind; a retry goes on from
-// where this one stopped).
+// (inclusive), by date, with every change answered before the call counted
+// (see ReportFigures), and how many items it read.
 func (s *Store) ReportDays(ctx context.Context, account, from, to string) (map[string]business.Figures, int, error) {
-	read, err := s.applyWaiting(ctx, account)
+	days, _, read, err := s.ReportFigures(ctx, account, []business.Period{{Start: from, End: to}}, nil)
+	return days, read, err
+}
+
+// ReportFigures returns the figures of the account's local days within
+// dayRanges and of its local months (yyyy-mm) months, by date and by month
+// (those without any are absent), with every change answered before the
+// call counted: it applies the figures items still waiting, then reads the
+// days and months (one Query per day range and one for the months, at
+// once). It also returns how many items it read. Returns EBUSY when more
+// than 100 changes wait (the stream's consumer is behind; a retry goes on
+// from where this one stopped).
+func (s *Store) ReportFigures(ctx context.Context, account string, dayRanges []business.Period, months []string) (days, monthly map[string]business.Figures, read int, err error) {
+	read, err = s.applyWaiting(ctx, account)
 	if err != nil {
-		return nil, read, err
+		return nil, nil, read, err
 	}
-	days := map[string]business.Figures{}
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
-		ExpressionAttributeValues: attrs{":pk": str(reportPK(account)),
-			":from": str(dayPrefix + from), ":to": str(dayPrefix + to)},
-		ConsistentRead: aws.Bool(true),
-	})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, read, fmt.Errorf("query report days: %w", err)
-		}
-		read += len(out.Items)
-		for _, it := range out.Items {
-			days[getS(it, "date")] = dayFrom(it)
-		}
+	type span struct{ from, to string }
+	var spans []span
+	for _, r := range dayRanges {
+		spans = append(spans, span{dayPrefix + r.Start, dayPrefix + r.End})
 	}
-	return days, read, nil
+	if len(months) > 0 {
+		spans = append(spans, span{monthPrefix + slices.Min(months), monthPrefix + slices.Max(months)})
+	}
+	days, monthly = map[string]business.Figures{}, map[string]business.Figures{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(spans))
+	for i, sp := range spans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+				TableName:                 aws.String(s.table),
+				KeyConditionExpression:    aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
+				ExpressionAttributeValues: attrs{":pk": str(reportPK(account)), ":from": str(sp.from), ":to": str(sp.to)},
+				ConsistentRead:            aws.Bool(true),
+			})
+			for pages.HasMorePages() {
+				out, err := pages.NextPage(ctx)
+				if err != nil {
+					errs[i] = fmt.Errorf("query report figures: %w", err)
+					return
+				}
+				mu.Lock()
+				read += len(out.Items)
+				for _, it := range out.Items {
+					if sk := getS(it, "SK"); strings.HasPrefix(sk, monthPrefix) {
+						monthly[getS(it, "date")] = sumsFrom(it)
+					} else {
+						days[getS(it, "date")] = sumsFrom(it)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return days, monthly, read, errors.Join(errs...)
 }
 
 // applyWaiting applies the account's figures items that wait (at most
 // maxPendingApplied; EBUSY when more wait), and returns how many items it
 // read.
 func (s *Store) applyWaiting(ctx context.Context, account string) (int, error) {
-	items, more, err := s.waiting(ctx, account, maxPendingApplied/figuresShards)
+	items, more, err := s.waiting(ctx, account, maxPendingApplied+1)
 	if err != nil {
 		return 0, err
 	}
 	read := len(items)
+	if more || len(items) > maxPendingApplied { // apply the oldest; the rest on the next call
+		more, items = true, items[:maxPendingApplied]
+	}
 	if len(items) > 0 {
 		read++ // the account item, for its timezones
 	}
@@ -438,18 +482,53 @@ func (s *Store) FindSettings(ctx context.Context, account string) (Settings, err
 	return Settings{Account: accountFrom(it), Timezones: timezonesFrom(it)}, nil
 }
 
-// SettingsChange is what an owner may change of the account; nil keeps it.
+// SettingsChange is a change of the account's settings; nil keeps a
+// field. Only the name and the timezone may change: the invoice prefix is
+// part of every invoice number (and of its uniqueness), the currency of
+// every amount recorded, and the business code names the business in
+// webhooks, so those may only be sent back as they are.
 type SettingsChange struct {
 	Name          *string
-	InvoicePrefix *string
 	Timezone      *string
+	InvoicePrefix *string
+	Currency      *string
+	BusinessCode  *string
 }
 
-// UpdateSettings changes the account's name, invoice prefix and timezone on
-// the account item and on its API key's copy (what authenticating reads),
-// in one transaction guarded by the account's version. A new timezone takes
-// effect TimezoneDelay after now. Returns EINVALID naming a bad field and
-// ECONFLICT when the timezone history is full.
+// check returns the field errors of c against the account a as read.
+func (c SettingsChange) check(a business.Account) business.FieldErrors {
+	fe := business.FieldErrors{}
+	if c.Name != nil {
+		business.CheckText(fe, "business_name", strings.TrimSpace(*c.Name), true, 200)
+	}
+	if c.Timezone != nil {
+		if _, err := business.LoadTimezone(*c.Timezone); err != nil {
+			fe.Add("timezone", "must be an IANA timezone name such as Africa/Nairobi or UTC")
+		}
+	}
+	for _, ro := range []struct {
+		field     string
+		sent      *string
+		have, why string
+	}{
+		{"invoice_prefix", c.InvoicePrefix, a.InvoicePrefix, "every invoice number carries it (and is unique with it)"},
+		{"currency", c.Currency, a.Currency, "the account's amounts are recorded in " + a.Currency},
+		{"business_code", c.BusinessCode, a.BusinessCode, "webhooks name the business by it"},
+	} {
+		if ro.sent != nil && *ro.sent != ro.have {
+			fe.Add(ro.field, "cannot be changed: "+ro.why)
+		}
+	}
+	return fe
+}
+
+// UpdateSettings changes the account's name and timezone on the account
+// item and on its API key's copy (what authenticating reads), in one
+// transaction guarded by the account's version (a key rotation bumps it
+// too). One read and one write. The operators' directory entry keeps the
+// name the account was created with. A new timezone takes
+// effect TimezoneDelay after now. Returns EINVALID naming a bad field, or one
+// that cannot change, and ECONFLICT when the timezone history is full.
 func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsChange) (Settings, error) {
 	var out Settings
 	err := retrying(ctx, func() error {
@@ -458,19 +537,11 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 			return err
 		}
 		a, hist := accountFrom(cur), timezonesFrom(cur)
-		fe := business.FieldErrors{}
+		if err := c.check(a).Err(); err != nil {
+			return err
+		}
 		if c.Name != nil {
 			a.Name = strings.TrimSpace(*c.Name)
-			business.CheckText(fe, "business_name", a.Name, true, 200)
-		}
-		if c.InvoicePrefix != nil {
-			a.InvoicePrefix = strings.ToUpper(strings.TrimSpace(*c.InvoicePrefix))
-			if !business.ValidInvoicePrefix(a.InvoicePrefix) {
-				fe.Add("invoice_prefix", "must be 1 to 10 capital letters or digits")
-			}
-		}
-		if err := fe.Err(); err != nil {
-			return err
 		}
 		if c.Timezone != nil {
 			if hist, _, err = hist.Change(*c.Timezone, s.now()); err != nil {
@@ -478,8 +549,8 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 			}
 		}
 		a.Timezone = hist.Current().Name
-		set := "SET #name = :name, invoice_prefix = :prefix, #tz = :tz"
-		vals := attrs{":name": str(a.Name), ":prefix": str(a.InvoicePrefix), ":tz": str(a.Timezone)}
+		set := "SET #name = :name, #tz = :tz"
+		vals := attrs{":name": str(a.Name), ":tz": str(a.Timezone)}
 		names := map[string]string{"#name": "name", "#tz": "timezone"}
 		acctSet := set + ", " + timezonesAttr + " = :tzs, version = if_not_exists(version, :zero) + :one"
 		acctVals := attrs{":tzs": timezonesValue(hist), ":zero": nInt(0), ":one": nInt(1)}
@@ -490,13 +561,16 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 		if _, ok := cur["version"]; ok {
 			cond, acctVals[":v"] = "version = :v", nInt(getInt(cur, "version"))
 		}
+		copyOf := func(k attrs) txItem {
+			return txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: k,
+				UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(PK)"),
+				ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}, onFail: errRetry}
+		}
 		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: accountKey(account),
 			UpdateExpression: aws.String(acctSet), ConditionExpression: aws.String(cond),
 			ExpressionAttributeNames: names, ExpressionAttributeValues: acctVals}}, onFail: errRetry}}
 		if hash := getS(cur, "key_hash"); hash != "" {
-			actions = append(actions, txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table),
-				Key: key(keyPK(hash), "KEY"), UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(PK)"),
-				ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}, onFail: errRetry})
+			actions = append(actions, copyOf(key(keyPK(hash), "KEY")))
 		}
 		if err := s.transact(ctx, actions); err != nil {
 			return err
@@ -508,26 +582,67 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 }
 
 // OpenSales returns what receivables need of every sale that is neither
-// paid nor void (draft and partial), read from the status index page by
-// page, and how many items that read.
+// paid nor void (draft and partial), read from the status index (IX4) to
+// the end of each status's partition, and how many items that read: one per
+// open sale (and, for a sale written before views, its item from the
+// table). A sale paid in part while the drafts were read may be listed by
+// both statuses: it is kept once, as the later version.
 func (s *Store) OpenSales(ctx context.Context, account string) ([]business.Sale, int, error) {
 	var out []business.Sale
 	read := 0
+	at := map[string]int{}
 	for _, status := range []string{business.StatusDraft, business.StatusPartial} {
-		cursor := ""
-		for {
-			p, err := s.ListSales(ctx, account, SaleFilter{PaymentStatus: status}, 200, cursor)
-			if err != nil {
-				return nil, read, err
+		n, err := s.wholePartition(ctx, IndexStatus, acctPK(account)+"#SALE#STATUS#"+status, func(it attrs) {
+			x := saleSummaryFrom(it)
+			if i, ok := at[x.InvoiceCode]; ok {
+				if x.Version > out[i].Version {
+					out[i] = x
+				}
+				return
 			}
-			read += p.Scanned
-			out = append(out, p.Items...)
-			if cursor = p.Next; cursor == "" {
-				break
-			}
+			at[x.InvoiceCode] = len(out)
+			out = append(out, x)
+		})
+		read += n
+		if err != nil {
+			return nil, read, err
 		}
 	}
 	return out, read, nil
+}
+
+// wholePartition reads an index partition to its end, page by page as
+// DynamoDB pages it (each entry read once), giving each entry to got with
+// its view; entries of records written before views are read from the
+// table. It returns how many items it read.
+func (s *Store) wholePartition(ctx context.Context, ix Index, pk string, got func(attrs)) (int, error) {
+	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(ix.Name),
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": ix.PK},
+		ExpressionAttributeValues: attrs{":pk": str(pk)},
+	})
+	read := 0
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return read, fmt.Errorf("query %s: %w", ix.Name, err)
+		}
+		read += len(out.Items)
+		for _, it := range out.Items {
+			if !hasView(it) {
+				read++
+			}
+		}
+		if err := s.withViews(ctx, out.Items); err != nil {
+			return read, err
+		}
+		for _, it := range out.Items {
+			got(it)
+		}
+	}
+	return read, nil
 }
 
 // CustomerNames returns the current names of the customers ids names (one
@@ -550,22 +665,12 @@ func (s *Store) CustomerNames(ctx context.Context, account string, ids []int64) 
 	return out, nil
 }
 
-// AllItems returns every inventory item of the account (their list views,
-// page by page), and how many items that read.
+// AllItems returns every inventory item of the account (their views, from
+// IX1 to the end of the account's items), and how many items that read.
 func (s *Store) AllItems(ctx context.Context, account string) ([]business.Item, int, error) {
 	var out []business.Item
-	read, cursor := 0, ""
-	for {
-		p, err := s.ListItems(ctx, account, ItemFilter{}, 200, cursor)
-		if err != nil {
-			return nil, read, err
-		}
-		read += p.Scanned
-		out = append(out, p.Items...)
-		if cursor = p.Next; cursor == "" {
-			return out, read, nil
-		}
-	}
+	read, err := s.wholePartition(ctx, IndexCreated, acctPK(account)+"#ITEM", func(it attrs) { out = append(out, invItemFrom(it)) })
+	return out, read, err
 }
 
 // Now returns the store's clock: the time every write is stamped with.
@@ -585,6 +690,22 @@ const countedAttr = "counted"
 func markCounted(it attrs) { it[countedAttr] = &types.AttributeValueMemberBOOL{Value: true} }
 
 func counted(it attrs) bool { _, ok := it[countedAttr]; return ok }
+
+// stillUncounted adds to a version-guarded put of a record read without
+// countedAttr the condition that it is still without it: CountLegacyRecords
+// marks a record without changing its version, so a change that counts the
+// record as it read it must not pass once the migration has counted it (it
+// is retried, and reads the mark).
+func stillUncounted(it txItem, uncounted bool) txItem {
+	if p := it.action.Put; uncounted && p != nil {
+		p.ConditionExpression = aws.String(aws.ToString(p.ConditionExpression) + " AND attribute_not_exists(#counted)")
+		if p.ExpressionAttributeNames == nil {
+			p.ExpressionAttributeNames = map[string]string{}
+		}
+		p.ExpressionAttributeNames["#counted"] = countedAttr
+	}
+	return it
+}
 
 // CountLegacyRecords puts in the reports every sale, payment, refund and
 // expense written before them (one Scan of the table for records without

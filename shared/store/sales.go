@@ -478,7 +478,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		}
 		p := &types.Put{TableName: aws.String(s.table), Item: saleItem(account, next)}
 		versionGuard(p, cur.Sale.Version)
-		actions = append(actions, txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry})
+		actions = append(actions, stillUncounted(txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry}, cur.uncounted))
 		if next.InvoiceNumber != cur.Sale.InvoiceNumber {
 			guard := invoiceNumberGuard(account, next.InvoiceNumber)
 			guard["type"], guard["invoice_code"] = str("unique"), str(next.InvoiceCode)
