@@ -185,11 +185,11 @@ func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 		return err
 	}
 	dayRanges, months := business.SumsNeeded(periods)
-	days, monthly, _, err := s.store.ReportFigures(r.Context(), acct.ID, dayRanges, months)
+	sums, err := s.store.ReportFigures(r.Context(), acct.ID, dayRanges, months)
 	if err != nil {
 		return err
 	}
-	byPeriod, totals := business.Summarize(periods, days, monthly)
+	byPeriod, totals := business.Summarize(periods, sums.Days, sums.Months)
 	out := make([]figuresJSON, len(byPeriod))
 	for i, p := range byPeriod {
 		out[i] = toFiguresJSON(p.Figures)
@@ -197,7 +197,7 @@ func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 	}
 	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
 		"from": from, "to": to, "group_by": groupBy, "timezone": st.Timezones.At(asOf).String(), "currency": st.Account.Currency,
-		"as_of": asOf.UTC().Format(business.TimeFormat), "periods": out, "totals": toFiguresJSON(totals),
+		"as_of": asOf.UTC().Format(business.TimeFormat), "complete": sums.Parked == 0, "periods": out, "totals": toFiguresJSON(totals),
 	}})
 }
 

@@ -134,6 +134,12 @@ func NewStore(ctx context.Context, c Config, optFns ...func(*dynamodb.Options)) 
 	}
 	st := store.New(db, c.TableName)
 	st.SetCursorSecret([]byte(c.CursorSecret))
+	// A change whose report figures cannot be applied is kept aside and
+	// reports say they are incomplete: the log line is what an operator
+	// (or an alarm on it) acts on.
+	st.OnParkedFigures(func(account, id string, cause error) {
+		Logger().Error("report figures set aside: they could not be applied", "account_id", account, "figures_id", id, "error", cause.Error())
+	})
 	return st, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // Report figures: one item per local day per account, kept off the request
@@ -115,7 +116,7 @@ func FiguresAccount(it map[string]types.AttributeValue) (string, bool) {
 func changesFrom(it attrs) ([]business.FigureChange, error) {
 	var stored []storedChange
 	if err := json.Unmarshal([]byte(getS(it, "changes")), &stored); err != nil {
-		return nil, fmt.Errorf("figures item %s: %w", getS(it, "SK"), err)
+		return nil, fmt.Errorf("figures item %s: %w: %v", getS(it, "SK"), errUnreadable, err)
 	}
 	out := make([]business.FigureChange, len(stored))
 	for i, c := range stored {
@@ -226,20 +227,76 @@ func (s *Store) ApplyFigures(ctx context.Context, account string, items []map[st
 			applied += len(batch)
 			continue
 		}
-		if !errors.Is(err, errApplied) {
+		if !errors.Is(err, errApplied) && !permanent(err) {
 			return applied, err
 		}
-		// Some were applied by another: each on its own.
+		// Some were applied by another, or one cannot be: each on its own.
 		for _, it := range batch {
 			switch err := s.applyTogether(ctx, account, hist, []attrs{it}); {
 			case err == nil:
 				applied++
-			case !errors.Is(err, errApplied):
+			case errors.Is(err, errApplied):
+			case permanent(err):
+				if err := s.park(ctx, account, it, err); err != nil && !errors.Is(err, errApplied) {
+					return applied, err
+				}
+			default:
 				return applied, err
 			}
 		}
 	}
 	return applied, nil
+}
+
+// errUnreadable marks a figures item whose changes do not decode.
+var errUnreadable = errors.New("store: figures item unreadable")
+
+// permanent reports whether applying a figures item failed for good: its
+// changes do not decode, or DynamoDB refuses the write itself (a day's or
+// month's sums that would pass the 400 KB an item may hold: about a thousand
+// distinct expense types of 100 characters in one month).
+func permanent(err error) bool {
+	var api smithy.APIError
+	if errors.Is(err, errUnreadable) || errors.As(err, &api) && api.ErrorCode() == "ValidationException" {
+		return true
+	}
+	var tc *types.TransactionCanceledException
+	if errors.As(err, &tc) {
+		for _, r := range tc.CancellationReasons {
+			if aws.ToString(r.Code) == "ValidationError" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parkedPrefix starts the sort key of a figures item that could not be
+// applied, set aside in the report partition (never lost): reports say they
+// are incomplete while one is there, and OnParkedFigures is told.
+const parkedPrefix = "PARKED#"
+
+// OnParkedFigures sets what is called when a figures item is set aside (the
+// functions log it as an error, for an alarm).
+func (s *Store) OnParkedFigures(f func(account, id string, cause error)) { s.onParked = f }
+
+// park moves a figures item that cannot be applied out of the waiting ones,
+// so it holds up no other: one transaction deletes it (if still waiting)
+// and keeps it as PARKED#<id>.
+func (s *Store) park(ctx context.Context, account string, it attrs, cause error) error {
+	id := strings.TrimPrefix(getS(it, "SK"), pendingPrefix)
+	kept := maps.Clone(it)
+	kept["PK"], kept["SK"], kept["type"] = str(reportPK(account)), str(parkedPrefix+id), str("figures_parked")
+	kept["cause"] = str(cause.Error())
+	err := s.transact(ctx, []txItem{
+		{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(getS(it, "PK"), getS(it, "SK")),
+			ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: errApplied},
+		{action: put(s.table, kept, ""), onFail: errRetry},
+	})
+	if err == nil && s.onParked != nil {
+		s.onParked(account, id, cause)
+	}
+	return err
 }
 
 // applyTogether applies items in one transaction.
@@ -279,8 +336,17 @@ func (s *Store) applyTogether(ctx context.Context, account string, hist business
 // (inclusive), by date, with every change answered before the call counted
 // (see ReportFigures), and how many items it read.
 func (s *Store) ReportDays(ctx context.Context, account, from, to string) (map[string]business.Figures, int, error) {
-	days, _, read, err := s.ReportFigures(ctx, account, []business.Period{{Start: from, End: to}}, nil)
-	return days, read, err
+	r, err := s.ReportFigures(ctx, account, []business.Period{{Start: from, End: to}}, nil)
+	return r.Days, r.Read, err
+}
+
+// ReportSums is what ReportFigures read.
+type ReportSums struct {
+	Days, Months map[string]business.Figures // by date, by yyyy-mm
+	// Parked counts the account's changes set aside because they could not
+	// be applied: while there are any, the figures leave them out.
+	Parked int
+	Read   int // items read
 }
 
 // ReportFigures returns the figures of the account's local days within
@@ -288,14 +354,15 @@ func (s *Store) ReportDays(ctx context.Context, account, from, to string) (map[s
 // (those without any are absent), with every change answered before the
 // call counted: it applies the figures items still waiting, then reads the
 // days and months (one Query per day range and one for the months, at
-// once). It also returns how many items it read. Returns EBUSY when more
+// once, with a look for changes set aside). Returns EBUSY when more
 // than 100 changes wait (the stream's consumer is behind; a retry goes on
 // from where this one stopped).
-func (s *Store) ReportFigures(ctx context.Context, account string, dayRanges []business.Period, months []string) (days, monthly map[string]business.Figures, read int, err error) {
-	read, err = s.applyWaiting(ctx, account)
+func (s *Store) ReportFigures(ctx context.Context, account string, dayRanges []business.Period, months []string) (ReportSums, error) {
+	read, err := s.applyWaiting(ctx, account)
 	if err != nil {
-		return nil, nil, read, err
+		return ReportSums{Read: read}, err
 	}
+	parked := 0
 	type span struct{ from, to string }
 	var spans []span
 	for _, r := range dayRanges {
@@ -304,7 +371,8 @@ func (s *Store) ReportFigures(ctx context.Context, account string, dayRanges []b
 	if len(months) > 0 {
 		spans = append(spans, span{monthPrefix + slices.Min(months), monthPrefix + slices.Max(months)})
 	}
-	days, monthly = map[string]business.Figures{}, map[string]business.Figures{}
+	spans = append(spans, span{parkedPrefix, parkedPrefix + "~"})
+	days, monthly := map[string]business.Figures{}, map[string]business.Figures{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(spans))
@@ -327,9 +395,12 @@ func (s *Store) ReportFigures(ctx context.Context, account string, dayRanges []b
 				mu.Lock()
 				read += len(out.Items)
 				for _, it := range out.Items {
-					if sk := getS(it, "SK"); strings.HasPrefix(sk, monthPrefix) {
+					switch sk := getS(it, "SK"); {
+					case strings.HasPrefix(sk, parkedPrefix):
+						parked++
+					case strings.HasPrefix(sk, monthPrefix):
 						monthly[getS(it, "date")] = sumsFrom(it)
-					} else {
+					default:
 						days[getS(it, "date")] = sumsFrom(it)
 					}
 				}
@@ -338,7 +409,7 @@ func (s *Store) ReportFigures(ctx context.Context, account string, dayRanges []b
 		}()
 	}
 	wg.Wait()
-	return days, monthly, read, errors.Join(errs...)
+	return ReportSums{Days: days, Months: monthly, Parked: parked, Read: read}, errors.Join(errs...)
 }
 
 // applyWaiting applies the account's figures items that wait (at most

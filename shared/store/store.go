@@ -22,6 +22,7 @@ type Store struct {
 	evaluated    int // items one list request may read; 0 means MaxEvaluated
 	eventSettle  *time.Duration
 	ids          idBlocks
+	onParked     func(account, id string, cause error)
 }
 
 // New returns a Store over table, using db for every call.
