@@ -1,8 +1,8 @@
 // Command bench measures the product's performance claims against DynamoDB
 // Local in one run and writes them to docs/benchmarks.md (make bench):
 // DynamoDB round trips per request for every endpoint, items read per item
-// returned for every list filter, handler overhead through the Lambda
-// adapter, cold start, webhook latency and throughput.
+// returned for every list filter and by each report, handler overhead
+// through the Lambda adapter, cold start, webhook latency and throughput.
 package main
 
 import (
@@ -110,6 +110,7 @@ func run() error {
 		{"combined filters", "## Combined filters", b.combinedFilters},
 		{"cost", "## Cost per operation", b.cost},
 		{"one busy account", "## One busy account", b.writeScaling},
+		{"reports", "## Reports", b.reports},
 		{"memory", "## Lambda memory", b.memory},
 		{"cold start", "## Cold start", func() error { return b.coldStart(*bins) }},
 	}

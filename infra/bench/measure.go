@@ -161,6 +161,9 @@ func (b *bench) roundTrips() error {
 	if err := b.eventTrips(covered); err != nil {
 		return fmt.Errorf("events and webhook endpoints: %w", err)
 	}
+	if err := b.reportTrips(covered); err != nil {
+		return fmt.Errorf("settings and reports: %w", err)
+	}
 	for _, r := range api.Routes {
 		if !covered[r.Function] {
 			return fmt.Errorf("route %s has no benchmark request", r.Function)
@@ -176,8 +179,19 @@ type tripCount struct{ calls, depth int }
 // frequent count (on a tie the shallower), and the runs that differed from
 // it ("none" when none did).
 func (b *bench) typicalRun(runs int, fn func(i int) error) (tripCount, string, error) {
+	return b.typicalRunAfter(runs, nil, fn)
+}
+
+// typicalRunAfter is typicalRun with before (when not nil) made before each
+// run, uncounted.
+func (b *bench) typicalRunAfter(runs int, before func() error, fn func(i int) error) (tripCount, string, error) {
 	seen := map[tripCount]int{}
 	for i := 0; i < runs; i++ {
+		if before != nil {
+			if err := before(); err != nil {
+				return tripCount{}, "", err
+			}
+		}
 		mark := b.spans.Mark()
 		if err := fn(i); err != nil {
 			return tripCount{}, "", err

@@ -296,3 +296,54 @@ func TestConcurrentRetriesOfOneCorrection(t *testing.T) {
 		}
 	}
 }
+
+// The inventory report values stock exactly however much it is worth: one
+// item of the largest quantity at the largest price and cost is worth
+// 99999999989900000.00, more cents than an int64 holds (found by the
+// model: retail_value read -84467440747195494.91).
+func TestInventoryValueBeyondInt64Cents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Bulk"}), 200, "")
+	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "BULK-1", "item_name": "Bulk", "category_id": 1,
+		"item_price": "99999999.99", "unit_cost": "99999999.99", "quantity": "999999999.999"}), 200, "")
+	r := e.get("/api/v1/reports/inventory")
+	want(t, r, 200, "Report ready")
+	rep := r.data()["report"].(map[string]any)
+	if rep["stock_value"] != "99999999989900000.00" || rep["retail_value"] != "99999999989900000.00" {
+		t.Fatalf("stock_value %v, retail_value %v, want 99999999989900000.00 both: %s", rep["stock_value"], rep["retail_value"], r.raw)
+	}
+}
+
+// A summary whose to is not a date, without from, is refused naming to, the
+// parameter sent, not from, which was left out (found by the model: to
+// could not be read to default from, and the empty from was refused).
+func TestSummaryBadToAloneNamesTo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, q := range []string{"to=2026-02-30", "to=yesterday&group_by=day", "to=2026-1-05&group_by=week"} {
+		r := e.get("/api/v1/reports/summary?" + q)
+		wantRefused(t, r, "to")
+		if field(r, "from") != "" {
+			t.Errorf("%s: names from, which was not sent: %s", q, r.raw)
+		}
+	}
+}
+
+// A report asked when 100 changes wait to be counted applies them all and
+// answers: it is busy (503, retry) only when more than 100 wait, as
+// decisions.md and the OpenAPI say (found by the model: a query limited to
+// 100 that found 100 returned a LastEvaluatedKey, read as "more wait"; then,
+// with four partitions read up to 25 each, one holding 25 made it 503).
+func TestReportWithExactly100ChangesWaiting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := 0; i < 100; i++ {
+		want(t, e.post("/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "0.01", "payment_method": "Cash", "created_by": "Ama"}), 200, "")
+	}
+	r := e.get("/api/v1/reports/summary?group_by=day")
+	want(t, r, 200, "Report ready")
+	if got := r.data()["report"].(map[string]any)["totals"].(map[string]any)["expenses"]; got != "1.00" {
+		t.Fatalf("expenses %v, want 1.00", got)
+	}
+}

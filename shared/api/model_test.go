@@ -16,12 +16,39 @@ package api_test
 // and that a void sale reads as its void answered; for every item, that its
 // stock is never negative and is the sum of its movements.
 //
+// Reports are in the model too. The store's clock is the model's: stopped,
+// at the start of each sequence, a second to half an hour before a local
+// midnight (of Africa/Nairobi, UTC, America/New_York or Asia/Kathmandu; some
+// days the last of a month, or a Sunday) and moved forward only by steps,
+// seconds to hours at a time, so that facts fall on both sides of local
+// midnights; every write's stamp is checked against it. Steps change the
+// account's timezone (to zones off the hour, far east and west; twice in a
+// row now and then, before the first change takes effect), and the model
+// keeps the history each change answers, once it has checked that it never
+// rewrites the past. The model keeps its own books: each sale, payment (by
+// its method), change of a sale's total, refund, void, expense (by its
+// type) and edit of one is a fact at an instant, dated by the local date
+// the timezone history gives that instant. Every summary (by day, week or
+// month, over ranges around the facts and far from them, and by default) is
+// compared with the books to the cent, period by period; receivables with
+// the open sales aged on dates at the edges of the buckets, debtors by
+// their current names; the inventory report with the items' values (each
+// sum exact, rounded once) and their stock alerts. Bad report queries must
+// be refused naming the parameter. Reports asked at once, with the stream's
+// consumer applying the same changes (and a stale copy of its batch), must
+// all answer the books: each change counted once, whoever applies it; with
+// more than 100 changes waiting a report answers 503 until it has applied
+// them. A report asked during a concurrent burst must answer too, and the
+// books are compared after the burst, in the serial order found for it.
+//
 // `make test` runs a bounded number of sequences; `make check-model` runs
 // thousands (MODEL_SEQUENCES).
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -39,6 +66,7 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/money"
+	"bizdata/shared/store"
 
 	"github.com/shopspring/decimal"
 	"pgregory.net/rapid"
@@ -77,7 +105,8 @@ func setModelChecks(t *testing.T, def int) {
 func TestModel(t *testing.T) {
 	setModelChecks(t, modelSequences)
 	e := newEnv(t)
-	rapid.Check(t, func(rt *rapid.T) { runModel(rt, e, httpCaller{e}) })
+	clk := useFakeClock(e)
+	rapid.Check(t, func(rt *rapid.T) { runModel(rt, e, httpCaller{e}, clk) })
 }
 
 // TestModelLambda runs a sample of the model's sequences through the Lambda
@@ -86,8 +115,9 @@ func TestModel(t *testing.T) {
 func TestModelLambda(t *testing.T) {
 	setModelChecks(t, modelSequences/3)
 	e := newEnv(t)
+	clk := useFakeClock(e) // the Lambda handlers share e's store, and so its clock
 	lc := newLambdaCaller(t, e)
-	rapid.Check(t, func(rt *rapid.T) { runModel(rt, e, lc) })
+	rapid.Check(t, func(rt *rapid.T) { runModel(rt, e, lc, clk) })
 }
 
 // caller sends one request and returns its status, headers and body.
@@ -147,7 +177,10 @@ func (r reply) field(name string) string {
 type model struct {
 	t     *rapid.T
 	c     caller
+	st    *store.Store // what the stream's consumer of report figures calls
 	accts []*mAccount
+	clk   *fakeClock
+	end   time.Time // the clock never passes it in a sequence
 }
 
 type mAccount struct {
@@ -160,6 +193,11 @@ type mAccount struct {
 	expenses   map[int64]*mExpense
 	idem       map[string]*mIdem // route + " " + key
 	lastID     map[string]int64
+	id         string     // the account's id
+	name, code string     // business name and code, as settings show them
+	clk        *fakeClock // the store's clock
+	tz         []mSpan    // timezone history, oldest first: UTC from the start, then each change
+	facts      []mFact    // the books, in the order the changes were made
 }
 
 type mCustomer struct {
@@ -173,12 +211,13 @@ type mCategory struct {
 }
 
 type mItem struct {
-	code         string
-	id, category int64
-	qty          decimal.Decimal
-	price        string
-	created      string
-	moves        []mMove // its ledger, oldest first
+	code, name     string
+	id, category   int64
+	qty            decimal.Decimal
+	price          string
+	cost, minAlert decimal.Decimal // unit_cost and minimum_qty_alert
+	created        string
+	moves          []mMove // its ledger, oldest first
 }
 
 // mMove is one movement of an item's ledger: change is signed (positive adds
@@ -194,6 +233,7 @@ func (mv mMove) String() string {
 
 type mSale struct {
 	code, number, invoiceType, status, dueDate, created string
+	payType                                             string // payment_type: a new payment's method
 	customer, id                                        int64
 	sub, total, paid, refunded                          money.Amount
 	payments, refunds                                   int
@@ -227,16 +267,19 @@ type mIdem struct {
 // unique per table, and every sequence of a run shares one.
 var modelAccounts atomic.Int64
 
-func newAccountModel(rt *rapid.T, e *env, n int) *mAccount {
-	_, key := e.newAccount(fmt.Sprintf("Model %d", n), fmt.Sprintf("M%d", modelAccounts.Add(1)))
+func newAccountModel(rt *rapid.T, e *env, n int, clk *fakeClock) *mAccount {
+	acct, key := e.newAccount(fmt.Sprintf("Model %d", n), fmt.Sprintf("M%d", modelAccounts.Add(1)))
 	return &mAccount{key: key, customers: map[int64]*mCustomer{}, categories: map[int64]*mCategory{},
 		items: map[string]*mItem{}, sales: map[string]*mSale{}, numbers: map[string]bool{},
-		expenses: map[int64]*mExpense{}, idem: map[string]*mIdem{}, lastID: map[string]int64{}}
+		expenses: map[int64]*mExpense{}, idem: map[string]*mIdem{}, lastID: map[string]int64{},
+		id: acct.ID, name: acct.Name, code: acct.BusinessCode, clk: clk, tz: []mSpan{{name: "UTC"}}}
 }
 
-func runModel(rt *rapid.T, e *env, c caller) {
-	m := &model{t: rt, c: c}
-	m.accts = []*mAccount{newAccountModel(rt, e, 1), newAccountModel(rt, e, 2)}
+func runModel(rt *rapid.T, e *env, c caller, clk *fakeClock) {
+	m := &model{t: rt, c: c, st: e.store, clk: clk}
+	zone := m.startClock(rt)
+	m.accts = []*mAccount{newAccountModel(rt, e, 1, clk), newAccountModel(rt, e, 2, clk)}
+	m.startZones(rt, zone)
 	rt.Repeat(map[string]func(*rapid.T){
 		"addCustomer":           m.addCustomer,
 		"editCustomer":          m.editCustomer,
@@ -262,8 +305,18 @@ func runModel(rt *rapid.T, e *env, c caller) {
 		"keyElsewhere":          m.keyElsewhere,
 		"concurrentRefunds":     m.concurrentRefunds,
 		"concurrentCorrections": m.concurrentCorrections,
+		"editExpense":           m.editExpense,
+		"setTimezone":           m.setTimezone,
+		"advanceClock":          m.advanceClock,
+		"summary":               m.summary,
+		"receivables":           m.receivables,
+		"inventoryReport":       m.inventoryReport,
+		"badReport":             m.badReport,
+		"concurrentReports":     m.concurrentReports,
+		"manyChanges":           m.manyChanges,
+		"consumer":              m.consumer,
 		"audit":                 m.audit,
-		"":                      func(*rapid.T) {},
+		"":                      m.tick, // after every step
 	})
 	// Every sequence ends with a full audit, and the events feed rebuilds
 	// every record.
@@ -299,7 +352,8 @@ func (m *model) sendAllowing(method, path, key string, body any, headers map[str
 		}
 	}
 	code, hdr, out := m.c.call(method, path, key, raw, headers)
-	if code >= 500 && !(busyOK && code == 503 && strings.Contains(string(out), busyMessage)) {
+	busy := strings.Contains(string(out), busyMessage) || strings.Contains(string(out), reportBusyMessage)
+	if code >= 500 && !(busyOK && code == 503 && busy) {
 		m.t.Fatalf("%s %s: %d %s", method, path, code, out)
 	}
 	if hdr.Get("Content-Type") != "application/json" {
@@ -423,6 +477,7 @@ func (m *model) addCustomer(t *rapid.T) {
 	if c["name"] != strings.TrimSpace(name) {
 		m.t.Fatalf("name %q, want %q", c["name"], name)
 	}
+	m.stamped("new customer's created_at", c["created_at"])
 	a.customers[id] = &mCustomer{id: id, name: c["name"].(string), created: c["created_at"].(string)}
 }
 
@@ -450,17 +505,23 @@ func (m *model) editCustomer(t *rapid.T) {
 		return
 	}
 	phone := rapid.SampledFrom([]string{"0244000000", strings.Repeat("9", 32), strings.Repeat("9", 33)}).Draw(t, "phone")
-	r := m.send("PUT", fmt.Sprintf("/api/v1/customers/%d", id), a.key, map[string]any{"phone": phone}, nil)
+	body := map[string]any{"phone": phone}
+	name := c.name
+	if rapid.IntRange(0, 2).Draw(t, "rename") == 0 { // receivables name a debtor by its current name
+		name = rapid.SampledFrom([]string{"Ama Renamed", "Kofi & Sons", "Zed"}).Draw(t, "newName")
+		body["name"] = name
+	}
+	r := m.send("PUT", fmt.Sprintf("/api/v1/customers/%d", id), a.key, body, nil)
 	if len(phone) > 32 {
 		m.expect(r, 400, "phone too long")
 		return
 	}
 	m.expect(r, 200, "edit customer")
 	got := r.obj("customers")
-	if got["phone"] != phone || got["name"] != c.name {
+	if got["phone"] != phone || got["name"] != name {
 		m.t.Fatalf("edit: %s", r.raw)
 	}
-	c.phone = phone
+	c.phone, c.name = phone, name
 }
 
 // concurrentEdits sends two edits of one customer at once, each changing
@@ -511,6 +572,14 @@ func (m *model) addCategory(t *rapid.T) {
 
 var quantities = []string{"0", "1", "2.5", "10", "999999999.999", "999999999"}
 
+// unitCosts and alertLevels are the unit_cost and minimum_qty_alert items
+// get: values whose products with the quantities round (2.5 x 0.99), and
+// the largest.
+var (
+	unitCosts   = []string{"0.99", "1.25", "0", "99999999.99"}
+	alertLevels = []string{"0", "1", "2.5", "10", "999999999.999"}
+)
+
 func (m *model) addItem(t *rapid.T) {
 	a := m.acct(t)
 	catID, _, ok := pick(t, a.categories, "category")
@@ -524,6 +593,15 @@ func (m *model) addItem(t *rapid.T) {
 	body := map[string]any{"item_name": name, "category_id": catID, "item_price": price, "quantity": qty}
 	if code != "" {
 		body["item_code"] = code
+	}
+	cost, minAlert := decimal.Zero, decimal.Zero
+	if rapid.Bool().Draw(t, "withCost") {
+		c := rapid.SampledFrom(unitCosts).Draw(t, "unitCost")
+		body["unit_cost"], cost = c, decimal.RequireFromString(c)
+	}
+	if rapid.Bool().Draw(t, "withAlert") {
+		q := rapid.SampledFrom(alertLevels).Draw(t, "minAlert")
+		body["minimum_qty_alert"], minAlert = q, decimal.RequireFromString(q)
 	}
 	r := m.create(t, a, "/api/v1/inventory/items/add", body)
 	if r.code == -1 {
@@ -548,8 +626,9 @@ func (m *model) addItem(t *rapid.T) {
 	if x["quantity"] != money.MustQuantity(qty).String() {
 		m.t.Fatalf("quantity %v, want %s", x["quantity"], qty)
 	}
-	it := &mItem{code: got, id: id, category: catID, qty: decimal.RequireFromString(qty), price: price,
-		created: x["created_at"].(string)}
+	m.stamped("new item's created_at", x["created_at"])
+	it := &mItem{code: got, name: x["item_name"].(string), id: id, category: catID, qty: decimal.RequireFromString(qty), price: price,
+		cost: cost, minAlert: minAlert, created: x["created_at"].(string)}
 	if !it.qty.IsZero() {
 		it.moves = []mMove{{kind: "initial", change: it.qty}}
 	}
@@ -568,6 +647,15 @@ func (m *model) editItem(t *rapid.T) {
 	if newPrice {
 		body["item_price"] = "7.25"
 	}
+	cost, minAlert := x.cost, x.minAlert
+	if rapid.IntRange(0, 3).Draw(t, "recost") == 0 {
+		c := rapid.SampledFrom(unitCosts).Draw(t, "unitCost")
+		body["unit_cost"], cost = c, decimal.RequireFromString(c)
+	}
+	if rapid.IntRange(0, 3).Draw(t, "realert") == 0 {
+		q := rapid.SampledFrom(alertLevels).Draw(t, "minAlert")
+		body["minimum_qty_alert"], minAlert = q, decimal.RequireFromString(q)
+	}
 	r := m.send("PUT", "/api/v1/inventory/items/"+code, a.key, body, nil)
 	m.expect(r, 200, "edit item")
 	got := r.obj("items")
@@ -575,6 +663,7 @@ func (m *model) editItem(t *rapid.T) {
 		m.t.Fatalf("quantity %v, want %s", got["quantity"], qty)
 	}
 	a.setQuantity(x, decimal.RequireFromString(qty))
+	x.cost, x.minAlert = cost, minAlert
 	if newPrice && x.price != "7.25" {
 		if want, _ := strconv.ParseFloat(x.price, 64); got["previous_price"] != want {
 			m.t.Fatalf("previous_price %v, want %s", got["previous_price"], x.price)
@@ -632,9 +721,10 @@ func (m *model) addSale(t *rapid.T) {
 	code := rapid.SampledFrom([]string{"", "111111", "222222", "999999"}).Draw(t, "invoiceCode")
 	number := rapid.SampledFrom([]string{"", "100001", "INV-100002", "100003"}).Draw(t, "invoiceNumber")
 	typ := rapid.SampledFrom(invoiceTypes).Draw(t, "invoiceType")
-	due := rapid.SampledFrom([]string{"2026-01-31", "2026-12-31", "2027-06-30"}).Draw(t, "due")
+	due := rapid.SampledFrom(dueDates).Draw(t, "due")
+	payType := rapid.SampledFrom(payTypes).Draw(t, "payType")
 	body := map[string]any{"customer_id": custID, "sub_total_amount": sub, "total_amount": sentTotal, "amount_paid": paid,
-		"invoice_type": typ, "payment_type": "Cash", "due_date": due, "items": lines}
+		"invoice_type": typ, "payment_type": payType, "due_date": due, "items": lines}
 	if code != "" {
 		body["invoice_code"] = code
 	}
@@ -691,12 +781,35 @@ func (m *model) addSale(t *rapid.T) {
 	a.moveStock(take, mMove{kind: "sale", invoice: got})
 	ms := &mSale{code: got, number: s["invoice_number"].(string), invoiceType: typ, status: status, dueDate: due,
 		created: s["created_at"].(string), customer: custID, sub: sub, total: total, paid: paid, payments: len(pays), id: id,
-		lines: mlines, sent: lines}
+		lines: mlines, sent: lines, payType: payType}
 	if msg := checkSale(ms, r); msg != "" {
 		m.t.Fatalf("add sale: %s: %s", msg, r.raw)
 	}
+	m.checkNewSale(ms, r)
+	a.bookNewSale(ms, paid)
 	a.sales[got] = ms
 	a.numbers[s["invoice_number"].(string)] = true
+}
+
+// dueDates are the due dates of sales: receivables age them on dates around
+// them.
+var dueDates = []string{"2026-01-31", "2026-12-31", "2027-06-30"}
+
+// payTypes are the payment types sales are made and edited with: a
+// payment's method, by which summaries add up what was collected.
+var payTypes = []string{"Cash", "Mobile Money", "Bank Transfer / Deposit"}
+
+// checkNewSale checks what a new sale's answer says of when it was made
+// (the store's clock) and of its first payment's method.
+func (m *model) checkNewSale(s *mSale, r reply) {
+	m.stamped("new sale's created_at", r.obj("sales")["created_at"])
+	for _, p := range r.list("sales-payment") {
+		p := p.(map[string]any)
+		m.stamped("first payment's payment_at", p["payment_at"])
+		if p["payment_method"] != s.payType {
+			m.t.Fatalf("first payment's method %v, want the sale's payment_type %s: %s", p["payment_method"], s.payType, r.raw)
+		}
+	}
 }
 
 func dec(q money.Quantity) decimal.Decimal { return decimal.RequireFromString(q.String()) }
@@ -715,6 +828,7 @@ func (m *model) editSale(t *rapid.T) {
 	var newLines []mLine
 	var sent []any
 	var sub, total money.Amount
+	payType := s.payType
 	switch op {
 	case "pay":
 		newPaid = s.total
@@ -722,6 +836,10 @@ func (m *model) editSale(t *rapid.T) {
 			newPaid = s.paid.Add(money.MustAmount("0.01"))
 		}
 		body["amount_paid"] = newPaid
+		if rapid.Bool().Draw(t, "newPayType") { // the new payment's method
+			payType = rapid.SampledFrom(payTypes).Draw(t, "payType")
+			body["payment_type"] = payType
+		}
 	case "note":
 		body["invoice_note"] = "Thank you"
 	case "customer":
@@ -812,8 +930,16 @@ func (m *model) editSale(t *rapid.T) {
 	got := r.obj("sales")
 	switch op {
 	case "pay":
+		s.payType = payType
 		if newPaid.Cmp(s.paid) > 0 {
 			s.payments++
+			a.bookPayment(newPaid.Sub(s.paid), payType)
+			pays := r.list("sales-payment")
+			p, _ := pays[len(pays)-1].(map[string]any)
+			m.stamped("new payment's payment_at", p["payment_at"])
+			if p["payment_method"] != payType {
+				m.t.Fatalf("new payment's method %v, want the sale's payment_type %s: %s", p["payment_method"], payType, r.raw)
+			}
 		}
 		s.paid = newPaid
 		s.status = business.DeriveStatus(s.paid, s.total)
@@ -825,6 +951,7 @@ func (m *model) editSale(t *rapid.T) {
 		a.numbers[s.number] = true
 	case "lines":
 		a.moveStock(lineStock(s.lines).sub(lineStock(newLines)), mMove{kind: "sale_edit", invoice: code})
+		a.book(mFact{at: parseStamp(s.created), invoiced: cents(total) - cents(s.total)})
 		s.lines, s.sent, s.sub, s.total = newLines, sent, sub, total
 		s.status = business.DeriveStatus(s.paid, s.total)
 	}
@@ -853,7 +980,49 @@ func (m *model) addExpense(t *rapid.T) {
 	x := r.obj("expense")
 	id := int64(x["id"].(float64))
 	m.newID(a, "expense", id)
-	a.expenses[id] = &mExpense{id: id, typ: typ, created: x["created_at"].(string), amount: amount}
+	m.stamped("new expense's created_at", x["created_at"])
+	e := &mExpense{id: id, typ: typ, created: x["created_at"].(string), amount: amount}
+	c := cents(money.MustAmount(amount))
+	a.book(mFact{at: parseStamp(e.created), expenses: c, byType: map[string]int64{typ: c}})
+	a.expenses[id] = e
+}
+
+// editExpense edits an expense's amount and type (or a missing expense's:
+// 404): the books move by the difference on the day it was created.
+func (m *model) editExpense(t *rapid.T) {
+	a := m.acct(t)
+	id, x, ok := pick(t, a.expenses, "expense")
+	if !ok || rapid.IntRange(0, 9).Draw(t, "missing") == 0 {
+		r := m.send("PUT", fmt.Sprintf("/api/v1/expenses/%d", a.lastID["expense"]+1000), a.key,
+			map[string]any{"expense_type": "Rent", "expense_amount": "1.00", "payment_method": "Cash", "created_by": "Ama"}, nil)
+		m.expect(r, 404, "edit of a missing expense")
+		return
+	}
+	typ := x.typ
+	if rapid.Bool().Draw(t, "retype") {
+		typ = rapid.SampledFrom([]string{"Rent", "rent", "Fuel", "Wages"}).Draw(t, "type")
+	}
+	amount := rapid.SampledFrom([]string{"10.00", "0.01", "2500.50", "99999999.99", "1.005"}).Draw(t, "amount")
+	r := m.send("PUT", fmt.Sprintf("/api/v1/expenses/%d", id), a.key,
+		map[string]any{"expense_type": typ, "expense_amount": amount, "payment_method": "Cash", "created_by": "Ama"}, nil)
+	if _, err := money.ParseAmount(amount); err != nil {
+		m.expect(r, 400, "bad expense amount")
+		if r.field("expense_amount") == "" {
+			m.t.Fatalf("400 does not name expense_amount: %s", r.raw)
+		}
+		return
+	}
+	m.expect(r, 200, "edit expense")
+	got := r.obj("expenses")
+	if got["expense_type"] != typ || got["expense_amount"] != money.MustAmount(amount).String() || got["created_at"] != x.created {
+		m.t.Fatalf("edit expense %d: %s", id, r.raw)
+	}
+	old, next := cents(money.MustAmount(x.amount)), cents(money.MustAmount(amount))
+	f := mFact{at: parseStamp(x.created), expenses: next - old, byType: map[string]int64{}}
+	f.byType[x.typ] -= old
+	f.byType[typ] += next
+	a.book(f)
+	x.typ, x.amount = typ, amount
 }
 
 // replay sends a remembered create again: the same body gets the first
@@ -1301,6 +1470,17 @@ func (m *model) audit(t *rapid.T) {
 				m.t.Fatalf("expense %d: %s, model %+v", id, r.raw, x)
 			}
 		}
+		// The books: every day with a fact, settings, receivables today and
+		// the inventory.
+		first, last := a.localDate(m.clk.now()), a.localDate(m.clk.now())
+		for _, f := range a.facts {
+			d := a.localDate(f.at)
+			first, last = min(first, d), max(last, d)
+		}
+		m.checkSummary(a, first, last, "day")
+		m.checkSettings(a, m.send("GET", "/api/v1/user/settings", a.key, nil, nil), "Settings found")
+		m.checkReceivables(a, "")
+		m.checkInventory(a)
 	}
 }
 
@@ -1394,6 +1574,8 @@ func (a *mAccount) clone() *mAccount {
 		c.items[k] = &x
 	}
 	c.numbers, c.lastID = maps.Clone(a.numbers), maps.Clone(a.lastID)
+	// Clipped, so that what one clone books never shows in another's.
+	c.facts, c.tz = slices.Clip(a.facts), slices.Clip(a.tz)
 	return &c
 }
 
@@ -1574,6 +1756,7 @@ func (a *mAccount) predictRefund(code string, req refundReq) (int, func()) {
 		return 400, nil
 	}
 	return 200, func() {
+		a.book(mFact{at: a.clk.stamp(), refunded: cents(req.amount)})
 		s.refunded = s.refunded.Add(req.amount)
 		s.refunds++
 		for i := range s.lines {
@@ -1584,16 +1767,19 @@ func (a *mAccount) predictRefund(code string, req refundReq) (int, func()) {
 }
 
 // checkRefundAnswer compares a refund's 200 answer with the model's sale
-// after it.
-func checkRefundAnswer(s *mSale, req refundReq, r reply) string {
+// after it (and its time with the clock's).
+func checkRefundAnswer(s *mSale, req refundReq, r reply, clk *fakeClock) string {
 	if msg := checkSale(s, r); msg != "" {
 		return msg
 	}
 	refunds := r.list("sales-refund")
 	last, _ := refunds[len(refunds)-1].(map[string]any)
+	if want := clk.stampText(); last["refunded_at"] != want {
+		return fmt.Sprintf("the new refund's refunded_at is %v, the store's clock %s", last["refunded_at"], want)
+	}
 	method := req.method
 	if method == "" {
-		method = "Cash" // the sale's payment_type
+		method = s.payType // the sale's payment_type
 	}
 	lines, _ := last["lines"].([]any)
 	if last["amount"] != req.amount.String() || last["refund_method"] != method || strOrEmpty(last["reason"]) != req.reason ||
@@ -1624,7 +1810,7 @@ func (m *model) checkRefund(a *mAccount, code string, req refundReq, r reply) {
 		return
 	}
 	commit()
-	if msg := checkRefundAnswer(a.sales[code], req, r); msg != "" {
+	if msg := checkRefundAnswer(a.sales[code], req, r, a.clk); msg != "" {
 		m.t.Fatalf("refund of sale %s: %s: %s", code, msg, r.raw)
 	}
 }
@@ -1697,6 +1883,7 @@ func (a *mAccount) predictVoid(code, reason string, bad bool) (int, func(reply))
 		return 400, nil
 	}
 	return 200, func(r reply) {
+		a.book(mFact{at: parseStamp(s.created), count: -1, invoiced: -cents(s.total)})
 		s.void, s.status, s.voidData = true, business.StatusVoid, canonical(r.data())
 		a.moveStock(give, mMove{kind: "void", invoice: code, reason: reason})
 	}
@@ -2014,15 +2201,20 @@ func newCop(method, path string, body any, apply func(*mAccount, reply) (bool, b
 	return &cop{method: method, path: path, body: body, sig: method + " " + path + " " + string(raw), apply: apply}
 }
 
-// concurrently sends ops at once, then reads back the sales and items
-// they may change and checks that some serial order of them answers each
-// as it was answered and leaves everything as read; the model takes that
-// order's state.
-func (m *model) concurrently(a *mAccount, ops []*cop, sales, items []string) {
+// concurrently sends ops at once (and side, a report, beside them when
+// given), then reads back the sales and items they may change and checks
+// that some serial order of them answers each as it was answered and
+// leaves everything as read; the model takes that order's state, and its
+// books must then be the reports'.
+func (m *model) concurrently(a *mAccount, ops []*cop, sales, items []string, side func()) {
 	var wg sync.WaitGroup
 	for _, op := range ops {
 		wg.Add(1)
 		go func() { defer wg.Done(); op.r = m.sendAllowing(op.method, op.path, a.key, op.body, nil, true) }()
+	}
+	if side != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); side() }()
 	}
 	wg.Wait()
 	// A request the store gave up on after retrying changed nothing: the
@@ -2088,6 +2280,7 @@ func (m *model) concurrently(a *mAccount, ops []*cop, sales, items []string) {
 		}
 	}
 	*a = *b
+	m.checkToday(a)
 }
 
 // serialize searches for a serial order of ops that answers each as it was
@@ -2147,7 +2340,7 @@ func refundCop(code string, body map[string]any, req refundReq) *cop {
 			return false, r.code == want
 		}
 		commit()
-		return true, checkRefundAnswer(b.sales[code], req, r) == ""
+		return true, checkRefundAnswer(b.sales[code], req, r, b.clk) == ""
 	})
 }
 
@@ -2187,7 +2380,7 @@ func (m *model) concurrentRefunds(t *rapid.T) {
 		for i := range ops {
 			ops[i] = refundCop(code, body, req)
 		}
-		m.concurrently(a, ops, []string{code}, items)
+		m.concurrently(a, ops, []string{code}, items, m.sideReport(t, a))
 		return
 	}
 	key := fmt.Sprintf("race-%d", rapid.IntRange(0, 1<<30).Draw(t, "key"))
@@ -2216,6 +2409,7 @@ func (m *model) concurrentRefunds(t *rapid.T) {
 		a.idem[path+" "+key] = &mIdem{path: path, body: raw, resp: replies[0].raw,
 			redo: func(code string, r reply) { m.checkRefund(a, code, req, r) }}
 	}
+	m.checkToday(a)
 }
 
 // concurrentCorrections sends two to four corrections of one sale and an
@@ -2272,6 +2466,7 @@ func (m *model) concurrentCorrections(t *rapid.T) {
 				}
 				if x.total.Cmp(x.paid) > 0 {
 					x.payments++
+					b.bookPayment(x.total.Sub(x.paid), x.payType)
 				}
 				x.paid, x.status = x.total, business.DeriveStatus(x.total, x.total)
 				return true, checkSale(x, r) == ""
@@ -2321,10 +2516,11 @@ func (m *model) concurrentCorrections(t *rapid.T) {
 				}
 				ms := &mSale{code: c, number: got["invoice_number"].(string), invoiceType: "pos", status: business.StatusDraft,
 					dueDate: "2026-12-31", created: got["created_at"].(string), customer: cust, id: id,
-					sub: price, total: money.MustAmount("1.10"), lines: []mLine{{itemCode: item, qty: one}}, sent: sent}
+					sub: price, total: money.MustAmount("1.10"), lines: []mLine{{itemCode: item, qty: one}}, sent: sent, payType: "Cash"}
 				b.sales[c], b.numbers[ms.number], b.lastID["sale"] = ms, true, max(id, b.lastID["sale"])
 				b.moveStock(take, mMove{kind: "sale", invoice: c})
-				return true, checkSale(ms, r) == ""
+				b.bookNewSale(ms, money.Zero)
+				return true, checkSale(ms, r) == "" && ms.created == b.clk.stampText()
 			}))
 		}
 	}
@@ -2332,7 +2528,7 @@ func (m *model) concurrentCorrections(t *rapid.T) {
 	if item != "" {
 		items[item] = decimal.Zero
 	}
-	m.concurrently(a, ops, []string{code}, slices.Sorted(maps.Keys(items)))
+	m.concurrently(a, ops, []string{code}, slices.Sorted(maps.Keys(items)), m.sideReport(t, a))
 }
 
 // stockedSale sells one or two stocked items, paid in full or in part,
@@ -2388,10 +2584,12 @@ func (m *model) stockedSale(t *rapid.T) {
 	a.moveStock(take, mMove{kind: "sale", invoice: got})
 	ms := &mSale{code: got, number: s["invoice_number"].(string), invoiceType: "pos", status: business.DeriveStatus(paid, total),
 		dueDate: "2026-12-31", created: s["created_at"].(string), customer: cust, sub: sub, total: total, paid: paid,
-		payments: 1, id: id, lines: lines, sent: sent}
+		payments: 1, id: id, lines: lines, sent: sent, payType: "Cash"}
 	if msg := checkSale(ms, r); msg != "" {
 		m.t.Fatalf("stocked sale: %s: %s", msg, r.raw)
 	}
+	m.checkNewSale(ms, r)
+	a.bookNewSale(ms, paid)
 	a.sales[got] = ms
 	a.numbers[ms.number] = true
 }
@@ -2417,14 +2615,15 @@ func (m *model) stockItem(a *mAccount) string {
 	for n := len(a.items) + 1; code == "" || a.items[code] != nil; n++ {
 		code = fmt.Sprintf("STOCK-%d", n)
 	}
-	r := m.send("POST", "/api/v1/inventory/items/add", a.key,
-		map[string]any{"item_code": code, "item_name": "Stock " + code, "category_id": cat, "item_price": "2.50", "quantity": "10"}, nil)
+	r := m.send("POST", "/api/v1/inventory/items/add", a.key, map[string]any{"item_code": code, "item_name": "Stock " + code,
+		"category_id": cat, "item_price": "2.50", "unit_cost": "1.15", "quantity": "10", "minimum_qty_alert": "8.5"}, nil)
 	m.expect(r, 200, "add item")
 	x := r.obj("items")
 	id := int64(x["id"].(float64))
 	m.newID(a, "item", id)
 	ten := decimal.NewFromInt(10)
-	a.items[code] = &mItem{code: code, id: id, category: cat, qty: ten, price: "2.50", created: x["created_at"].(string),
+	a.items[code] = &mItem{code: code, name: "Stock " + code, id: id, category: cat, qty: ten, price: "2.50",
+		cost: decimal.RequireFromString("1.15"), minAlert: decimal.RequireFromString("8.5"), created: x["created_at"].(string),
 		moves: []mMove{{kind: "initial", change: ten}}}
 	return code
 }
@@ -2514,4 +2713,974 @@ func (m *model) feedRebuilds(a *mAccount) {
 	if len(rebuilt) > 0 {
 		m.t.Fatalf("the feed has events of records the model does not know (a refused change made one?): %v", slices.Collect(maps.Keys(rebuilt)))
 	}
+}
+
+// The clock, the timezone and the books: the model's own accounts of what
+// every change moved, which reports must answer to the cent.
+
+// fakeClock is the store's clock in the model (the env's clock, which
+// newEnvTTL gives the store before it serves): set at the start of each
+// sequence and moved forward only by the model's steps (never during a
+// burst), read by every request at once. Safe for concurrent use.
+type fakeClock struct{ c *clock }
+
+func (f *fakeClock) now() time.Time  { return f.c.now() }
+func (f *fakeClock) set(t time.Time) { t = t.UTC(); f.c.at.Store(&t) }
+
+// stamp is the instant a write made now is stamped with: whole seconds.
+func (f *fakeClock) stamp() time.Time { return f.now().Truncate(time.Second) }
+
+func (f *fakeClock) stampText() string { return f.stamp().Format(business.TimeFormat) }
+
+// useFakeClock stops e's clock, the store's, for the model to move.
+func useFakeClock(e *env) *fakeClock {
+	f := &fakeClock{c: &e.clock}
+	f.set(time.Now())
+	return f
+}
+
+// zoneDelay is how long after a change of timezone the new zone takes
+// effect.
+const zoneDelay = 10 * time.Second
+
+// maxAdvance bounds how far a sequence moves the clock: well inside the 24
+// hours the clock keeps Idempotency-Key records.
+const maxAdvance = 20 * time.Hour
+
+// clockZones are the zones a sequence's clock starts near a midnight of:
+// east of UTC, UTC, west of it, and a zone 45 minutes off the hour.
+var clockZones = []string{"Africa/Nairobi", "UTC", "America/New_York", "Asia/Kathmandu"}
+
+// startClock sets the clock a second to half an hour before a local
+// midnight of a drawn zone, which it returns (less the 11 s startZones
+// takes). The midnight is hours to days ahead of the real time: events'
+// ids take the real time, and the feed keeps events 30 days by the clock
+// and lists them up to it, so the clock stays ahead of the real time and
+// within 30 days of it. Some sequences start before the midnight that ends
+// a month, or a week (Sunday to Monday).
+func (m *model) startClock(t *rapid.T) string {
+	zone := rapid.SampledFrom(clockZones).Draw(t, "startZone")
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	soon := time.Now().Add(4 * time.Hour).In(loc)
+	midnight := time.Date(soon.Year(), soon.Month(), soon.Day()+1, 0, 0, 0, 0, loc)
+	switch rapid.SampledFrom([]string{"day", "monthEnd", "sunday"}).Draw(t, "startDay") {
+	case "day":
+		midnight = midnight.AddDate(0, 0, rapid.IntRange(0, 20).Draw(t, "days"))
+	case "monthEnd":
+		next := midnight
+		for next.Day() != 1 {
+			next = next.AddDate(0, 0, 1)
+		}
+		if next.Sub(midnight) < 25*24*time.Hour {
+			midnight = next
+		}
+	case "sunday":
+		for midnight.Weekday() != time.Monday {
+			midnight = midnight.AddDate(0, 0, 1)
+		}
+	}
+	before := rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute}).Draw(t, "beforeMidnight")
+	start := midnight.Add(-before - zoneDelay - time.Second)
+	m.clk.set(start)
+	m.end = start.Add(maxAdvance)
+	return zone
+}
+
+// startZones sets each account's timezone, most times, to the zone the
+// clock starts near a midnight of, and lets the change take effect.
+func (m *model) startZones(t *rapid.T, zone string) {
+	for i, a := range m.accts {
+		if zone != "UTC" && rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("startZone%d", i)) > 0 {
+			m.putSettings(a, map[string]any{"timezone": zone}, "")
+		}
+	}
+	m.advance(zoneDelay + time.Second)
+}
+
+// advanceClock moves the clock forward by seconds (some with a fraction),
+// minutes or hours.
+func (m *model) advanceClock(t *rapid.T) {
+	var d time.Duration
+	switch rapid.SampledFrom([]string{"seconds", "fraction", "minutes", "hours"}).Draw(t, "unit") {
+	case "seconds":
+		d = time.Duration(rapid.IntRange(1, 59).Draw(t, "n")) * time.Second
+	case "fraction":
+		d = time.Duration(rapid.IntRange(1, 5000).Draw(t, "n")) * time.Millisecond
+	case "minutes":
+		d = time.Duration(rapid.IntRange(1, 59).Draw(t, "n")) * time.Minute
+	case "hours":
+		d = time.Duration(rapid.IntRange(60, 180).Draw(t, "n")) * time.Minute
+	}
+	m.advance(d)
+}
+
+// tick, after every step, leaves the clock or moves it forward: by seconds
+// or minutes (a sequence then crosses the midnight it starts before midway,
+// with facts on both sides), rarely by hours.
+func (m *model) tick(t *rapid.T) {
+	switch rapid.IntRange(0, 31).Draw(t, "tick") {
+	case 0, 1, 2, 3, 4, 5, 6, 7, 8:
+		m.advance(time.Duration(rapid.IntRange(1, 59).Draw(t, "seconds")) * time.Second)
+	case 9:
+		m.advance(time.Duration(rapid.IntRange(1, 5000).Draw(t, "millis")) * time.Millisecond)
+	case 10, 11, 12, 13:
+		m.advance(time.Duration(rapid.IntRange(1, 10).Draw(t, "minutes")) * time.Minute)
+	case 14:
+		m.advance(time.Duration(rapid.IntRange(1, 3).Draw(t, "hours")) * time.Hour)
+	}
+}
+
+// advance moves the clock forward by d, never past the sequence's end.
+func (m *model) advance(d time.Duration) {
+	now := m.clk.now()
+	if left := m.end.Sub(now); d > left {
+		d = left
+	}
+	if d > 0 {
+		m.clk.set(now.Add(d))
+	}
+}
+
+// stamped checks that a write's time is the store's clock (whole seconds).
+func (m *model) stamped(what string, v any) {
+	if want := m.clk.stampText(); v != want {
+		m.t.Fatalf("%s is %v, but the store's clock says %s", what, v, want)
+	}
+}
+
+// mSpan is one entry of an account's timezone history: name is in effect
+// from from (zero: from the start) until the next entry's.
+type mSpan struct {
+	name string
+	from time.Time
+}
+
+// zoneAt is the zone the account was in at t.
+func (a *mAccount) zoneAt(t time.Time) *time.Location {
+	name := "UTC"
+	for _, s := range a.tz {
+		if s.from.After(t) {
+			break
+		}
+		name = s.name
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+// localDate is the date of instant t where the account was at t.
+func (a *mAccount) localDate(t time.Time) string {
+	return t.In(a.zoneAt(t)).Format(business.DateFormat)
+}
+
+func stampOrNull(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(business.TimeFormat)
+}
+
+// settingsZones are the zones steps change to: those sequences start in,
+// zones half or three quarters of an hour off (far east, and west), one
+// whose name says the opposite of its offset, and one sent with spaces.
+var settingsZones = []string{"Africa/Nairobi", "UTC", "America/New_York", "Asia/Kathmandu", "Pacific/Chatham",
+	"America/St_Johns", "Etc/GMT+3", " Asia/Kathmandu "}
+
+// setTimezone changes an account's settings: most times its timezone, now
+// and then twice in a row before the first change takes effect (or just as
+// it does), and sometimes with a field refused.
+func (m *model) setTimezone(t *rapid.T) {
+	a := m.acct(t)
+	m.changeSettings(t, a, "first")
+	if rapid.IntRange(0, 2).Draw(t, "twice") == 0 {
+		between := []time.Duration{0, time.Second, 3 * time.Second, 9*time.Second + 500*time.Millisecond, zoneDelay}
+		m.advance(rapid.SampledFrom(between).Draw(t, "between"))
+		m.changeSettings(t, a, "second")
+	}
+	if rapid.Bool().Draw(t, "read") {
+		m.checkSettings(a, m.send("GET", "/api/v1/user/settings", a.key, nil, nil), "Settings found")
+	}
+	// The next step's facts just before, at or just after the instant the
+	// new zone takes effect.
+	m.advance(rapid.SampledFrom([]time.Duration{0, zoneDelay - time.Second, zoneDelay, zoneDelay + time.Second}).Draw(t, "after"))
+}
+
+func (m *model) changeSettings(t *rapid.T, a *mAccount, label string) {
+	body := map[string]any{"timezone": rapid.SampledFrom(settingsZones).Draw(t, label+"Zone")}
+	bad := ""
+	switch rapid.IntRange(0, 11).Draw(t, label+"Other") {
+	case 0:
+		body["timezone"] = rapid.SampledFrom([]string{"Mars/Olympus", "Local", "", "Africa/Nairobi/Extra"}).Draw(t, label+"BadZone")
+		bad = "timezone"
+	case 1:
+		body["timezone"], bad = nil, "timezone"
+	case 2:
+		body["business_name"] = fmt.Sprintf("Renamed %d", rapid.IntRange(1, 9).Draw(t, label+"Name"))
+	case 3:
+		body["business_name"], bad = "   ", "business_name"
+	case 4: // as GET shows them: they cannot change, but may be sent back
+		body["currency"], body["business_code"] = "GHS", a.code
+	case 5:
+		body["currency"], bad = "USD", "currency"
+	case 6:
+		body["business_code"], bad = a.code+"X", "business_code"
+	case 7:
+		delete(body, "timezone")
+		body["business_name"] = "Only the name"
+	case 8: // read-only, as the currency
+		body["invoice_prefix"] = "INV"
+	case 9:
+		body["invoice_prefix"], bad = "SHOP", "invoice_prefix"
+	}
+	m.putSettings(a, body, bad)
+}
+
+// putSettings sends body to PUT settings and checks the answer: 400 naming
+// bad when bad is not "" (nothing changes), else the settings as the model
+// changes them.
+func (m *model) putSettings(a *mAccount, body map[string]any, bad string) {
+	r := m.send("PUT", "/api/v1/user/settings", a.key, body, nil)
+	if bad != "" {
+		m.expect(r, 400, fmt.Sprintf("settings %v", body))
+		if r.field(bad) == "" {
+			m.t.Fatalf("settings %v: 400 does not name %s: %s", body, bad, r.raw)
+		}
+		return
+	}
+	m.expect(r, 200, fmt.Sprintf("settings %v", body))
+	if n, ok := body["business_name"].(string); ok {
+		a.name = strings.TrimSpace(n)
+	}
+	if z, ok := body["timezone"].(string); ok {
+		got, msg := historyAnswered(r)
+		if msg == "" {
+			msg = checkHistory(a.tz, strings.TrimSpace(z), m.clk.now(), got)
+		}
+		if msg != "" {
+			m.t.Fatalf("settings %v at %s: %s: %s", body, m.clk.now().Format(time.RFC3339Nano), msg, r.raw)
+		}
+		a.tz = got
+	}
+	m.checkSettings(a, r, "Settings updated")
+}
+
+// historyAnswered reads the timezone history of a settings answer.
+func historyAnswered(r reply) ([]mSpan, string) {
+	var out []mSpan
+	list, _ := r.obj("settings")["timezone_history"].([]any)
+	for _, x := range list {
+		x, _ := x.(map[string]any)
+		name, _ := x["timezone"].(string)
+		span := mSpan{name: name}
+		if from, ok := x["from"].(string); ok {
+			t, err := time.Parse(business.TimeFormat, from)
+			if err != nil {
+				return nil, "timezone_history: from " + from
+			}
+			span.from = t
+		} else if x["from"] != nil {
+			return nil, fmt.Sprintf("timezone_history: from %v", x["from"])
+		}
+		out = append(out, span)
+	}
+	return out, ""
+}
+
+// checkHistory checks the timezone history got that a change to zone made
+// at now answered, given the history before it: "" when it keeps the rules.
+// The model keeps the history the answer gives; the rules are that it
+// starts with UTC from the start, each later zone takes effect after the
+// one before it; the zones in effect at now are kept as they were (a
+// change never rewrites the past); a zone the change adds takes effect no
+// sooner than zoneDelay after now (whole seconds), and the newest is the
+// one asked for (setting the newest again changes nothing). A change still
+// waiting to take effect may be kept or replaced.
+func checkHistory(before []mSpan, zone string, now time.Time, got []mSpan) string {
+	switch {
+	case len(got) == 0 || got[0] != (mSpan{name: "UTC"}):
+		return "the history does not start with UTC from the start"
+	case got[len(got)-1].name != zone:
+		return "the newest zone is not the one asked for"
+	case before[len(before)-1].name == zone && !slices.Equal(got, before):
+		return "setting the newest zone again changed the history"
+	}
+	for i := 1; i < len(got); i++ {
+		if !got[i].from.After(got[i-1].from) {
+			return fmt.Sprintf("zone %d does not take effect after the one before it", i)
+		}
+	}
+	inEffect := 0
+	for inEffect < len(before) && !before[inEffect].from.After(now) {
+		inEffect++
+	}
+	if len(got) < inEffect || !slices.Equal(got[:inEffect], before[:inEffect]) {
+		return "the zones in effect before the change changed"
+	}
+	for _, s := range got[inEffect:] {
+		if !s.from.After(now) {
+			return fmt.Sprintf("%s is in effect already from %s", s.name, s.from)
+		}
+		if !slices.Contains(before[inEffect:], s) && s.from.Before(now.Truncate(time.Second).Add(zoneDelay)) {
+			return fmt.Sprintf("%s takes effect at %s, sooner than %s after the change", s.name, s.from, zoneDelay)
+		}
+	}
+	return ""
+}
+
+// checkSettings compares a settings answer with the model's.
+func (m *model) checkSettings(a *mAccount, r reply, msg string) {
+	m.expect(r, 200, msg)
+	hist := make([]any, len(a.tz))
+	for i, s := range a.tz {
+		hist[i] = map[string]any{"timezone": s.name, "from": stampOrNull(s.from)}
+	}
+	cur := a.tz[len(a.tz)-1]
+	want := map[string]any{"business_name": a.name, "business_code": a.code, "currency": "GHS", "invoice_prefix": "INV",
+		"timezone": cur.name, "timezone_effective_at": stampOrNull(cur.from), "timezone_history": hist}
+	if d := jsonDiff("settings", r.obj("settings"), want); d != "" || r.body["message"] != msg {
+		m.t.Fatalf("settings at %s: %s: %s", m.clk.now().Format(time.RFC3339Nano), d, r.raw)
+	}
+}
+
+// mFact is one fact of the books: what a change moved (money in cents) and
+// the instant it counts at.
+type mFact struct {
+	at                                             time.Time
+	count, invoiced, collected, refunded, expenses int64
+	byMethod, byType                               map[string]int64
+}
+
+func (a *mAccount) book(f mFact) { a.facts = append(a.facts, f) }
+
+// bookNewSale books a new sale: one sale more and its total where it was
+// created, and its first payment (paid) where it was made.
+func (a *mAccount) bookNewSale(s *mSale, paid money.Amount) {
+	a.book(mFact{at: parseStamp(s.created), count: 1, invoiced: cents(s.total)})
+	a.bookPayment(paid, s.payType)
+}
+
+// bookPayment books a payment made now by method.
+func (a *mAccount) bookPayment(amount money.Amount, method string) {
+	if c := cents(amount); c != 0 {
+		a.book(mFact{at: a.clk.stamp(), collected: c, byMethod: map[string]int64{method: c}})
+	}
+}
+
+func cents(x money.Amount) int64 { return decimal.RequireFromString(x.String()).Shift(2).IntPart() }
+
+func fmtCents(c int64) string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
+}
+
+func parseStamp(s string) time.Time {
+	t, err := time.Parse(business.TimeFormat, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// mFigures are the figures of a period.
+type mFigures struct {
+	count, invoiced, collected, refunded, expenses int64
+	byMethod, byType                               map[string]int64
+}
+
+func (f *mFigures) add(x mFigures) {
+	f.count += x.count
+	f.invoiced += x.invoiced
+	f.collected += x.collected
+	f.refunded += x.refunded
+	f.expenses += x.expenses
+	f.byMethod, f.byType = addCents(f.byMethod, x.byMethod), addCents(f.byType, x.byType)
+}
+
+func addCents(m, n map[string]int64) map[string]int64 {
+	if m == nil {
+		m = map[string]int64{}
+	}
+	for k, v := range n {
+		m[k] += v
+	}
+	return m
+}
+
+// json is f as a report shows it: maps without the entries that add up to
+// nothing.
+func (f mFigures) json() map[string]any {
+	toText := func(m map[string]int64) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			if v != 0 {
+				out[k] = fmtCents(v)
+			}
+		}
+		return out
+	}
+	return map[string]any{"sales_count": f.count, "invoiced": fmtCents(f.invoiced), "collected": fmtCents(f.collected),
+		"refunded": fmtCents(f.refunded), "expenses": fmtCents(f.expenses), "net": fmtCents(f.collected - f.refunded - f.expenses),
+		"collected_by_method": toText(f.byMethod), "expenses_by_type": toText(f.byType)}
+}
+
+// periodsOf splits the dates from..to into periods of group: days, weeks
+// from Monday to Sunday, or months, the first and last cut at from and to.
+func periodsOf(from, to time.Time, group string) [][2]time.Time {
+	key := func(d time.Time) time.Time {
+		switch group {
+		case "day":
+			return d
+		case "week":
+			return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+		}
+		return time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	var out [][2]time.Time
+	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+		if n := len(out); n > 0 && key(d).Equal(key(out[n-1][0])) {
+			out[n-1][1] = d
+		} else {
+			out = append(out, [2]time.Time{d, d})
+		}
+	}
+	return out
+}
+
+// wantSummary is the summary the books give at now for from, to and group
+// as sent ("" when left out), or the parameter a 400 must name.
+func (a *mAccount) wantSummary(from, to, group string, now time.Time) (map[string]any, string) {
+	const day = business.DateFormat
+	if group == "" {
+		group = "month"
+	}
+	if to == "" {
+		to = a.localDate(now)
+	}
+	end, err := time.Parse(day, to)
+	if err != nil {
+		return nil, "to"
+	}
+	if from == "" {
+		switch group {
+		case "day":
+			from = end.AddDate(0, 0, -30).Format(day)
+		case "week":
+			from = end.AddDate(0, 0, -((int(end.Weekday())+6)%7)-77).Format(day)
+		default:
+			from = time.Date(end.Year(), end.Month()-11, 1, 0, 0, 0, 0, time.UTC).Format(day)
+		}
+	}
+	start, err := time.Parse(day, from)
+	if err != nil {
+		return nil, "from"
+	}
+	days := int(end.Sub(start).Hours()/24) + 1
+	months := (end.Year()-start.Year())*12 + int(end.Month()) - int(start.Month()) + 1
+	if end.Before(start) || group == "day" && days > 400 || group == "week" && days > 3*366 || group == "month" && months > 120 {
+		return nil, "to"
+	}
+	byDate := map[string]mFigures{}
+	for _, f := range a.facts {
+		d := a.localDate(f.at)
+		x := byDate[d]
+		x.add(mFigures{count: f.count, invoiced: f.invoiced, collected: f.collected, refunded: f.refunded, expenses: f.expenses,
+			byMethod: f.byMethod, byType: f.byType})
+		byDate[d] = x
+	}
+	var periods []any
+	var totals mFigures
+	for _, p := range periodsOf(start, end, group) {
+		var sum mFigures
+		for d := p[0]; !d.After(p[1]); d = d.AddDate(0, 0, 1) {
+			sum.add(byDate[d.Format(day)])
+		}
+		totals.add(sum)
+		j := sum.json()
+		j["start"], j["end"] = p[0].Format(day), p[1].Format(day)
+		periods = append(periods, j)
+	}
+	// timezone: the zone in effect at now, the one "today" is in; complete:
+	// no change the model makes is set aside.
+	return map[string]any{"from": from, "to": to, "group_by": group, "timezone": a.zoneAt(now).String(), "currency": "GHS",
+		"as_of": now.Format(business.TimeFormat), "complete": true, "periods": periods, "totals": totals.json()}, ""
+}
+
+// wantReceivables is the receivables report the model's sales give on asOf
+// ("": today where the account is).
+func (a *mAccount) wantReceivables(asOf string, now time.Time) map[string]any {
+	if asOf == "" {
+		asOf = a.localDate(now)
+	}
+	day, _ := time.Parse(business.DateFormat, asOf)
+	type debtor struct {
+		id, owed int64
+		aging    [5]int64
+	}
+	aging := func(b [5]int64) map[string]any {
+		return map[string]any{"current": fmtCents(b[0]), "1_30": fmtCents(b[1]), "31_60": fmtCents(b[2]), "61_90": fmtCents(b[3]), "over_90": fmtCents(b[4])}
+	}
+	var total int64
+	var all [5]int64
+	open := 0
+	by := map[int64]*debtor{}
+	for _, s := range a.sales {
+		if s.status != business.StatusDraft && s.status != business.StatusPartial {
+			continue
+		}
+		open++
+		owed := cents(s.total) - cents(s.paid)
+		due, _ := time.Parse(business.DateFormat, s.dueDate)
+		late, bucket := int(day.Sub(due).Hours()/24), 4
+		switch {
+		case late <= 0:
+			bucket = 0
+		case late <= 30:
+			bucket = 1
+		case late <= 60:
+			bucket = 2
+		case late <= 90:
+			bucket = 3
+		}
+		total += owed
+		all[bucket] += owed
+		d := by[s.customer]
+		if d == nil {
+			d = &debtor{id: s.customer}
+			by[s.customer] = d
+		}
+		d.owed += owed
+		d.aging[bucket] += owed
+	}
+	debtors := slices.Collect(maps.Values(by))
+	sort.Slice(debtors, func(i, j int) bool {
+		if debtors[i].owed != debtors[j].owed {
+			return debtors[i].owed > debtors[j].owed
+		}
+		return debtors[i].id < debtors[j].id
+	})
+	customers := []any{}
+	for i, d := range debtors {
+		if i == 20 {
+			break
+		}
+		customers = append(customers, map[string]any{"customer_id": strconv.FormatInt(d.id, 10), "name": a.customers[d.id].name,
+			"outstanding": fmtCents(d.owed), "buckets": aging(d.aging)})
+	}
+	return map[string]any{"as_of": asOf, "currency": "GHS", "outstanding": fmtCents(total), "open_sales": open,
+		"buckets": aging(all), "customers": customers}
+}
+
+func (x *mItem) status() string {
+	switch {
+	case x.qty.IsZero():
+		return business.StockOut
+	case x.qty.LessThanOrEqual(x.minAlert):
+		return business.StockLow
+	}
+	return business.StockIn
+}
+
+// wantInventory is the inventory report the model's items give: values
+// summed exactly and rounded once, half away from zero.
+func (a *mAccount) wantInventory() map[string]any {
+	cost, retail := decimal.Zero, decimal.Zero
+	counts := map[string]any{business.StockIn: 0, business.StockLow: 0, business.StockOut: 0}
+	var short []*mItem
+	for _, x := range a.items {
+		cost = cost.Add(x.qty.Mul(x.cost))
+		retail = retail.Add(x.qty.Mul(decimal.RequireFromString(x.price)))
+		st := x.status()
+		counts[st] = counts[st].(int) + 1
+		if st != business.StockIn {
+			short = append(short, x)
+		}
+	}
+	sort.Slice(short, func(i, j int) bool {
+		x, y := short[i], short[j]
+		if xo, yo := x.qty.IsZero(), y.qty.IsZero(); xo != yo {
+			return xo
+		}
+		if c := x.qty.Cmp(y.qty); c != 0 {
+			return c < 0
+		}
+		return x.code < y.code
+	})
+	alerts := []any{}
+	for i, x := range short {
+		if i == 100 {
+			break
+		}
+		alerts = append(alerts, map[string]any{"item_code": x.code, "item_name": x.name, "quantity": money.MustQuantity(x.qty.String()).String(),
+			"minimum_qty_alert": money.MustQuantity(x.minAlert.String()).String(), "status": x.status()})
+	}
+	return map[string]any{"currency": "GHS", "items_count": len(a.items), "stock_value": cost.Round(2).StringFixed(2),
+		"retail_value": retail.Round(2).StringFixed(2), "counts": counts, "low_and_out_items": alerts,
+		"low_and_out_truncated": len(short) > 100}
+}
+
+// reportBusyMessage is the 503 of a report asked while more than 100
+// changes wait to be added to the figures: each ask adds 100.
+const reportBusyMessage = "Report figures are catching up"
+
+// report asks for a report; again while the store says figures are still
+// being applied.
+func (m *model) report(a *mAccount, path string) reply {
+	for tries := 0; ; tries++ {
+		r := m.sendAllowing("GET", path, a.key, nil, nil, true)
+		if r.code != http.StatusServiceUnavailable {
+			return r
+		}
+		if !strings.Contains(string(r.raw), reportBusyMessage) || tries > 100 {
+			m.t.Fatalf("%s: %s", path, r.raw)
+		}
+	}
+}
+
+// checkReport compares a report's answer with want, or with a 400 naming
+// bad when bad is not "".
+func (m *model) checkReport(a *mAccount, r reply, path string, want map[string]any, bad string) {
+	if bad != "" {
+		m.expect(r, 400, path)
+		if r.field(bad) == "" {
+			m.t.Fatalf("%s: 400 does not name %s: %s", path, bad, r.raw)
+		}
+		return
+	}
+	m.expect(r, 200, path)
+	if d := jsonDiff("report", r.obj("report"), want); d != "" || r.body["message"] != "Report ready" {
+		m.t.Fatalf("%s at %s: %s\nthe books:%s", path, m.clk.now().Format(time.RFC3339Nano), d, a.booksText())
+	}
+}
+
+// booksText shows the account's timezone history and facts, for a failure.
+func (a *mAccount) booksText() string {
+	var out strings.Builder
+	for _, s := range a.tz {
+		fmt.Fprintf(&out, "\n  zone %s from %v", s.name, stampOrNull(s.from))
+	}
+	for _, f := range a.facts {
+		fmt.Fprintf(&out, "\n  %s (%s): count %d invoiced %s collected %s %v refunded %s expenses %s %v", f.at.Format(business.TimeFormat),
+			a.localDate(f.at), f.count, fmtCents(f.invoiced), fmtCents(f.collected), f.byMethod, fmtCents(f.refunded), fmtCents(f.expenses), f.byType)
+	}
+	return out.String()
+}
+
+// jsonDiff is where got (decoded JSON) first differs from want, "" when
+// they are the same JSON.
+func jsonDiff(path string, got, want any) string {
+	var w any
+	if err := json.Unmarshal([]byte(canonical(want)), &w); err != nil {
+		panic(err)
+	}
+	switch wv := w.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s is %s, want %s", path, canonical(got), canonical(w))
+		}
+		for _, k := range slices.Sorted(maps.Keys(g)) {
+			if _, ok := wv[k]; !ok {
+				return fmt.Sprintf("%s.%s is %s, want no such field", path, k, canonical(g[k]))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(wv)) {
+			if _, ok := g[k]; !ok {
+				return fmt.Sprintf("%s has no %s, want %s", path, k, canonical(wv[k]))
+			}
+			if d := jsonDiff(path+"."+k, g[k], wv[k]); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(wv) {
+			return fmt.Sprintf("%s is %.3000s, want %.3000s", path, canonical(got), canonical(w))
+		}
+		for i := range wv {
+			if d := jsonDiff(fmt.Sprintf("%s[%d]", path, i), g[i], wv[i]); d != "" {
+				return fmt.Sprintf("%s\n  %s[%d] is %s\n  want %s", d, path, i, canonical(g[i]), canonical(wv[i]))
+			}
+		}
+		return ""
+	}
+	if canonical(got) != canonical(w) {
+		return fmt.Sprintf("%s is %s, want %s", path, canonical(got), canonical(w))
+	}
+	return ""
+}
+
+// summaryPath is the path of a summary for from, to and group ("" left out).
+func summaryPath(from, to, group string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"from": from, "to": to, "group_by": group} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return "/api/v1/reports/summary"
+	}
+	return "/api/v1/reports/summary?" + q.Encode()
+}
+
+func (m *model) checkSummary(a *mAccount, from, to, group string) {
+	path := summaryPath(from, to, group)
+	want, bad := a.wantSummary(from, to, group, m.clk.now())
+	m.checkReport(a, m.report(a, path), path, want, bad)
+}
+
+func receivablesPath(asOf string) string {
+	if asOf == "" {
+		return "/api/v1/reports/receivables"
+	}
+	return "/api/v1/reports/receivables?as_of=" + asOf
+}
+
+func (m *model) checkReceivables(a *mAccount, asOf string) {
+	path := receivablesPath(asOf)
+	m.checkReport(a, m.report(a, path), path, a.wantReceivables(asOf, m.clk.now()), "")
+}
+
+func (m *model) checkInventory(a *mAccount) {
+	const path = "/api/v1/reports/inventory"
+	m.checkReport(a, m.report(a, path), path, a.wantInventory(), "")
+}
+
+// checkToday compares the figures of every day the books have facts on
+// (and today) with them.
+func (m *model) checkToday(a *mAccount) {
+	first, last := a.localDate(m.clk.now()), a.localDate(m.clk.now())
+	for _, f := range a.facts {
+		d := a.localDate(f.at)
+		first, last = min(first, d), max(last, d)
+	}
+	m.checkSummary(a, first, last, "day")
+}
+
+// drawDate draws a report date around the books: today's or a fact's local
+// date, or days to a year either side; or "" (left out).
+func (m *model) drawDate(t *rapid.T, a *mAccount, label string) string {
+	if rapid.IntRange(0, 4).Draw(t, label+"LeftOut") == 0 {
+		return ""
+	}
+	dates := []string{a.localDate(m.clk.now())}
+	for _, f := range a.facts {
+		dates = append(dates, a.localDate(f.at))
+	}
+	slices.Sort(dates)
+	d, _ := time.Parse(business.DateFormat, rapid.SampledFrom(slices.Compact(dates)).Draw(t, label))
+	shift := rapid.SampledFrom([]int{0, 0, -1, 1, -6, 7, -31, 40, -400, 366}).Draw(t, label+"Shift")
+	return d.AddDate(0, 0, shift).Format(business.DateFormat)
+}
+
+// summary asks for a summary around the books, by a drawn grouping (or
+// the default), and compares it with them.
+func (m *model) summary(t *rapid.T) {
+	a := m.acct(t)
+	from, to := m.drawDate(t, a, "from"), m.drawDate(t, a, "to")
+	if from != "" && to != "" && to < from {
+		from, to = to, from
+	}
+	m.checkSummary(a, from, to, rapid.SampledFrom([]string{"", "day", "week", "month"}).Draw(t, "groupBy"))
+}
+
+// receivables asks for the receivables today or on a date around a due
+// date, at the edges of the aging buckets.
+func (m *model) receivables(t *rapid.T) {
+	a := m.acct(t)
+	asOf := ""
+	if rapid.IntRange(0, 3).Draw(t, "today") > 0 {
+		d, _ := time.Parse(business.DateFormat, rapid.SampledFrom(dueDates).Draw(t, "due"))
+		late := rapid.SampledFrom([]int{-1, 0, 1, 30, 31, 60, 61, 90, 91, -400, 400}).Draw(t, "daysLate")
+		asOf = d.AddDate(0, 0, late).Format(business.DateFormat)
+	}
+	m.checkReceivables(a, asOf)
+}
+
+func (m *model) inventoryReport(t *rapid.T) { m.checkInventory(m.acct(t)) }
+
+// badReport asks for reports with queries they refuse: 400 naming the
+// parameter.
+func (m *model) badReport(t *rapid.T) {
+	a := m.acct(t)
+	q := rapid.SampledFrom([]struct{ path, param string }{
+		{"/api/v1/reports/summary?from=2026-02-30", "from"},
+		{"/api/v1/reports/summary?from=2026-1-05&to=2026-03-01", "from"},
+		{"/api/v1/reports/summary?from=2026-11-01&to=2026-13-01", "to"},
+		{"/api/v1/reports/summary?to=2026-02-30", "to"},
+		{"/api/v1/reports/summary?from=2026-12-10&to=2026-12-01", "to"},
+		{"/api/v1/reports/summary?group_by=year", "group_by"},
+		{"/api/v1/reports/summary?group_by=day&group_by=week", "group_by"},
+		{"/api/v1/reports/summary?from=", "from"},
+		{"/api/v1/reports/summary?colour=red", "colour"},
+		{"/api/v1/reports/summary?from=2025-01-01&to=2026-02-05&group_by=day", "to"},
+		{"/api/v1/reports/summary?from=2020-01-01&to=2026-01-01&group_by=week", "to"},
+		{"/api/v1/reports/summary?from=2010-01-01&to=2026-01-01", "to"},
+		{"/api/v1/reports/receivables?as_of=2026-02-30", "as_of"},
+		{"/api/v1/reports/receivables?from=2026-01-01", "from"},
+		{"/api/v1/reports/inventory?as_of=2026-01-01", "as_of"},
+	}).Draw(t, "query")
+	r := m.send("GET", q.path, a.key, nil, nil)
+	m.expect(r, 400, q.path)
+	if r.field(q.param) == "" {
+		m.t.Fatalf("%s: 400 does not name %s: %s", q.path, q.param, r.raw)
+	}
+}
+
+// sideReport is nil, or a report to ask during a burst: it must answer (the
+// books are compared after the burst).
+func (m *model) sideReport(t *rapid.T, a *mAccount) func() {
+	if !rapid.Bool().Draw(t, "sideReport") {
+		return nil
+	}
+	path := rapid.SampledFrom([]string{summaryPath("", "", "day"), receivablesPath(""), "/api/v1/reports/inventory"}).Draw(t, "sidePath")
+	return func() {
+		if r := m.sendAllowing("GET", path, a.key, nil, nil, true); r.code != 200 && r.code != http.StatusServiceUnavailable {
+			m.t.Fatalf("%s during a burst: %d %s", path, r.code, r.raw)
+		}
+	}
+}
+
+// concurrentReports asks two to four reports at once: each applies the
+// changes still waiting, and each must answer the books (every change
+// counted once, whoever applied it).
+func (m *model) concurrentReports(t *rapid.T) {
+	a := m.acct(t)
+	type ask struct {
+		path string
+		want map[string]any
+		r    reply
+	}
+	asks := make([]*ask, rapid.IntRange(2, 4).Draw(t, "n"))
+	now := m.clk.now()
+	for i := range asks {
+		switch rapid.SampledFrom([]string{"summary", "summary", "receivables", "inventory"}).Draw(t, "report") {
+		case "summary":
+			group := rapid.SampledFrom([]string{"day", "week", "month"}).Draw(t, "groupBy")
+			want, _ := a.wantSummary("", "", group, now)
+			asks[i] = &ask{path: summaryPath("", "", group), want: want}
+		case "receivables":
+			asks[i] = &ask{path: receivablesPath(""), want: a.wantReceivables("", now)}
+		default:
+			asks[i] = &ask{path: "/api/v1/reports/inventory", want: a.wantInventory()}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, x := range asks {
+		wg.Add(1)
+		go func() { defer wg.Done(); x.r = m.sendAllowing("GET", x.path, a.key, nil, nil, true) }()
+	}
+	wg.Wait()
+	for _, x := range asks {
+		if x.r.code == http.StatusServiceUnavailable { // busy applying, or more than 100 waited: ask again
+			x.r = m.report(a, x.path)
+		}
+		m.checkReport(a, x.r, x.path, x.want, "")
+	}
+}
+
+// manyChanges, one time in five, makes 100 to 250 expenses without a
+// report between them, then asks for one: the store answers 503 while more
+// than 100 changes wait, each ask applying up to 100, and the report then
+// counts each change once.
+func (m *model) manyChanges(t *rapid.T) {
+	if rapid.IntRange(0, 4).Draw(t, "many") > 0 {
+		return
+	}
+	a := m.acct(t)
+	m.checkToday(a) // nothing waits
+	n := rapid.SampledFrom([]int{100, 101, 250}).Draw(t, "n")
+	answers := make([]reply, n)
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				answers[i] = m.send("POST", "/api/v1/expenses/add", a.key, map[string]any{"expense_type": "Stock count",
+					"expense_amount": "0.01", "payment_method": "Cash", "created_by": "Ama"}, nil)
+			}
+		}()
+	}
+	wg.Wait()
+	slices.SortFunc(answers, func(x, y reply) int {
+		return int(x.obj("expense")["id"].(float64) - y.obj("expense")["id"].(float64))
+	})
+	for _, r := range answers {
+		m.expect(r, 200, "add expense")
+		x := r.obj("expense")
+		id := int64(x["id"].(float64))
+		m.newID(a, "expense", id)
+		m.stamped("new expense's created_at", x["created_at"])
+		a.expenses[id] = &mExpense{id: id, typ: "Stock count", created: x["created_at"].(string), amount: "0.01"}
+		a.book(mFact{at: m.clk.stamp(), expenses: 1, byType: map[string]int64{"Stock count": 1}})
+	}
+	path := summaryPath("", "", "day")
+	busy := 0
+	r := m.sendAllowing("GET", path, a.key, nil, nil, true)
+	for ; r.code == http.StatusServiceUnavailable && busy <= n/25; busy++ {
+		if !strings.Contains(string(r.raw), reportBusyMessage) {
+			m.t.Fatalf("%s: %s", path, r.raw)
+		}
+		r = m.sendAllowing("GET", path, a.key, nil, nil, true)
+	}
+	// Each ask applies at most 100; one answers 503 only while more wait.
+	if busy < (n-1)/100 || n <= 100 && busy > 0 {
+		m.t.Fatalf("%d changes waiting: %d asks answered 503 before the report: %s", n, busy, short(string(r.raw)))
+	}
+	want, _ := a.wantSummary("", "", "day", m.clk.now())
+	m.checkReport(a, r, path, want, "")
+}
+
+// consumer applies the account's waiting report figures as the stream's
+// consumer does (store.ApplyFigures), at once with a report and, now and
+// then, with the same batch handed again (a stream hands a batch again when
+// its answer is lost): together they apply each change once, and the
+// reports then answer the books.
+func (m *model) consumer(t *rapid.T) {
+	a := m.acct(t)
+	ctx := context.Background()
+	items, err := m.st.WaitingFigures(ctx, a.id)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	appliers := rapid.IntRange(1, 2).Draw(t, "appliers")
+	side := m.sideReport(t, a)
+	applied := make([]int, appliers)
+	errs := make([]error, appliers)
+	var wg sync.WaitGroup
+	for i := range appliers {
+		wg.Add(1)
+		go func() { defer wg.Done(); applied[i], errs[i] = m.st.ApplyFigures(ctx, a.id, items) }()
+	}
+	if side != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); side() }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		m.t.Fatalf("applying %d waiting figures items: %v", len(items), err)
+	}
+	n := 0
+	for _, x := range applied {
+		n += x
+	}
+	if n > len(items) || side == nil && n != len(items) {
+		m.t.Fatalf("%d waiting figures items, applied %v", len(items), applied)
+	}
+	if left, err := m.st.WaitingFigures(ctx, a.id); err != nil || len(left) > 0 {
+		m.t.Fatalf("after the consumer: %d figures items wait (%v)", len(left), err)
+	}
+	m.checkToday(a)
 }

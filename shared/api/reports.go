@@ -291,7 +291,7 @@ func reportInventory(s *Server, w http.ResponseWriter, r *http.Request, acct bus
 	}
 	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
 		"currency": acct.Currency, "items_count": len(items),
-		"stock_value": money.FormatCents(rep.StockValue), "retail_value": money.FormatCents(rep.RetailValue),
+		"stock_value": rep.StockValue, "retail_value": rep.RetailValue,
 		"counts":                map[string]int{business.StockIn: rep.InStock, business.StockLow: rep.LowStock, business.StockOut: rep.OutOfStock},
 		"low_and_out_items":     alerts,
 		"low_and_out_truncated": rep.AlertsTruncated,

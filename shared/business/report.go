@@ -511,7 +511,9 @@ const MaxStockAlerts = 100
 
 // StockReport is what the inventory is worth and what runs short.
 type StockReport struct {
-	StockValue, RetailValue       int64 // cents
+	// StockValue and RetailValue are money as the API writes it ("12.50"):
+	// a stock's worth may pass what cents in an int64 hold.
+	StockValue, RetailValue       string
 	InStock, LowStock, OutOfStock int
 	// Alerts are the out-of-stock items, then the low ones, each by
 	// quantity and then item code, at most MaxStockAlerts.
@@ -539,7 +541,7 @@ func ReportStock(items []Item) StockReport {
 			r.InStock++
 		}
 	}
-	r.StockValue, r.RetailValue = money.CentsOf(cost), money.CentsOf(retail)
+	r.StockValue, r.RetailValue = money.FormatSum(cost), money.FormatSum(retail)
 	sort.SliceStable(r.Alerts, func(i, j int) bool {
 		a, b := r.Alerts[i], r.Alerts[j]
 		if ao, bo := a.Status() == StockOut, b.Status() == StockOut; ao != bo {

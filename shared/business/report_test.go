@@ -189,7 +189,12 @@ func TestReportStock(t *testing.T) {
 	}
 	r := ReportStock(items)
 	// 0.005 + 1.00 = 1.005 -> 1.01; retail 0.005 -> 0.01
-	if r.StockValue != 101 || r.RetailValue != 1 || r.InStock != 1 || r.LowStock != 1 || r.OutOfStock != 1 || r.Alerts[0].ItemCode != "B" || r.Alerts[1].ItemCode != "A" {
+	if r.StockValue != "1.01" || r.RetailValue != "0.01" || r.InStock != 1 || r.LowStock != 1 || r.OutOfStock != 1 || r.Alerts[0].ItemCode != "B" || r.Alerts[1].ItemCode != "A" {
 		t.Fatalf("stock report %+v", r)
+	}
+	// The largest stock at the largest price, twice: past int64 cents.
+	big := Item{Quantity: money.MaxQuantity(), UnitCost: money.MustAmount("99999999.99"), ItemPrice: money.MustAmount("99999999.99")}
+	if r := ReportStock([]Item{big, big}); r.StockValue != "199999999979800000.00" {
+		t.Fatalf("the largest stock is worth %s", r.StockValue)
 	}
 }

@@ -316,5 +316,6 @@ func FormatCents(c int64) string {
 // values, then round the sum once with CentsOf.
 func Value(q Quantity, a Amount) decimal.Decimal { return q.d.Mul(a.d) }
 
-// CentsOf rounds an exact sum of money to cents, half away from zero.
-func CentsOf(d decimal.Decimal) int64 { return d.Shift(2).Round(0).IntPart() }
+// FormatSum writes an exact sum of money (any size: a stock's worth passes
+// what cents in an int64 hold) rounded to cents, half away from zero.
+func FormatSum(d decimal.Decimal) string { return d.Round(2).StringFixed(2) }
