@@ -2741,7 +2741,7 @@ func useFakeClock(e *env) *fakeClock {
 
 // zoneDelay is how long after a change of timezone the new zone takes
 // effect.
-const zoneDelay = 10 * time.Second
+const zoneDelay = business.TimezoneDelay
 
 // maxAdvance bounds how far a sequence moves the clock: well inside the 24
 // hours the clock keeps Idempotency-Key records.

@@ -23,7 +23,7 @@ const DefaultTimezone = "UTC"
 // be a moment after the change itself (see the store); a delay longer than
 // any settings write can take means the history an applier reads always
 // holds every zone in effect at the instant it dates.
-const TimezoneDelay = 10 * time.Second
+const TimezoneDelay = 15 * time.Second
 
 // MaxTimezoneChanges bounds an account's timezone history (it lives in the
 // account item).
