@@ -30,6 +30,14 @@ func New(db *dynamodb.Client, table string) *Store {
 	return &Store{db: db, table: table, now: func() time.Time { return time.Now().UTC() }}
 }
 
+// Now returns the store's clock: the time every write is stamped with.
+func (s *Store) Now() time.Time { return s.now() }
+
+// SetClock replaces the store's clock, before the store is used: tests move
+// it to chosen instants (around a local midnight, across a timezone change).
+// now must be safe for concurrent use.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
 // Table returns the table's name.
 func (s *Store) Table() string { return s.table }
 

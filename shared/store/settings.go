@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Settings are an account's own settings, as the API shows them.
+type Settings struct {
+	Account   business.Account
+	Timezones business.TimezoneHistory
+}
+
+const timezonesAttr = "timezones"
+
+func timezonesFrom(it attrs) business.TimezoneHistory {
+	var h []struct {
+		Name string `json:"name"`
+		From int64  `json:"from"`
+	}
+	if json.Unmarshal([]byte(getS(it, timezonesAttr)), &h) != nil {
+		return nil
+	}
+	out := make(business.TimezoneHistory, len(h))
+	for i, s := range h {
+		out[i] = business.TimezoneSpan{Name: s.Name}
+		if s.From != 0 {
+			out[i].From = time.Unix(s.From, 0).UTC()
+		}
+	}
+	return out
+}
+
+func timezonesValue(h business.TimezoneHistory) types.AttributeValue {
+	type span struct {
+		Name string `json:"name"`
+		From int64  `json:"from"`
+	}
+	out := make([]span, len(h))
+	for i, s := range h {
+		out[i] = span{Name: s.Name}
+		if !s.From.IsZero() {
+			out[i].From = s.From.Unix()
+		}
+	}
+	b, _ := json.Marshal(out)
+	return str(string(b))
+}
+
+// timezoneHistory reads the account's timezone history consistently, so
+// that every change made before the call is in it.
+func (s *Store) timezoneHistory(ctx context.Context, account string) (business.TimezoneHistory, error) {
+	it, err := s.getAccountItem(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	return timezonesFrom(it), nil
+}
+
+// FindSettings returns the account's settings (one consistent GetItem).
+func (s *Store) FindSettings(ctx context.Context, account string) (Settings, error) {
+	it, err := s.getAccountItem(ctx, account)
+	if err != nil {
+		return Settings{}, err
+	}
+	return Settings{Account: accountFrom(it), Timezones: timezonesFrom(it)}, nil
+}
+
+// SettingsChange is a change of the account's settings; nil keeps a
+// field. Only the name and the timezone may change: the invoice prefix is
+// part of every invoice number (and of its uniqueness), the currency of
+// every amount recorded, and the business code names the business in
+// webhooks, so those may only be sent back as they are.
+type SettingsChange struct {
+	Name          *string
+	Timezone      *string
+	InvoicePrefix *string
+	Currency      *string
+	BusinessCode  *string
+}
+
+// check returns the field errors of c against the account a as read.
+func (c SettingsChange) check(a business.Account) business.FieldErrors {
+	fe := business.FieldErrors{}
+	if c.Name != nil {
+		business.CheckText(fe, "business_name", strings.TrimSpace(*c.Name), true, 200)
+	}
+	if c.Timezone != nil {
+		if _, err := business.LoadTimezone(*c.Timezone); err != nil {
+			fe.Add("timezone", "must be an IANA timezone name such as Africa/Nairobi or UTC")
+		}
+	}
+	for _, ro := range []struct {
+		field     string
+		sent      *string
+		have, why string
+	}{
+		{"invoice_prefix", c.InvoicePrefix, a.InvoicePrefix, "every invoice number carries it (and is unique with it)"},
+		{"currency", c.Currency, a.Currency, "the account's amounts are recorded in " + a.Currency},
+		{"business_code", c.BusinessCode, a.BusinessCode, "webhooks name the business by it"},
+	} {
+		if ro.sent != nil && *ro.sent != ro.have {
+			fe.Add(ro.field, "cannot be changed: "+ro.why)
+		}
+	}
+	return fe
+}
+
+// UpdateSettings changes the account's name and timezone on the account
+// item and on its API key's copy (what authenticating reads), in one
+// transaction guarded by the account's version (a key rotation bumps it
+// too). One read and one write. The operators' directory entry keeps the
+// name the account was created with. A new timezone takes
+// effect TimezoneDelay after now. Returns EINVALID naming a bad field, or one
+// that cannot change, and ECONFLICT when the timezone history is full.
+func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsChange) (Settings, error) {
+	var out Settings
+	err := retrying(ctx, func() error {
+		cur, err := s.getAccountItem(ctx, account)
+		if err != nil {
+			return err
+		}
+		a, hist := accountFrom(cur), timezonesFrom(cur)
+		if err := c.check(a).Err(); err != nil {
+			return err
+		}
+		if c.Name != nil {
+			a.Name = strings.TrimSpace(*c.Name)
+		}
+		if c.Timezone != nil {
+			if hist, _, err = hist.Change(*c.Timezone, s.now()); err != nil {
+				return err
+			}
+		}
+		a.Timezone = hist.Current().Name
+		set := "SET #name = :name, #tz = :tz"
+		vals := attrs{":name": str(a.Name), ":tz": str(a.Timezone)}
+		names := map[string]string{"#name": "name", "#tz": "timezone"}
+		acctSet := set + ", " + timezonesAttr + " = :tzs, version = if_not_exists(version, :zero) + :one"
+		acctVals := attrs{":tzs": timezonesValue(hist), ":zero": nInt(0), ":one": nInt(1)}
+		for k, v := range vals {
+			acctVals[k] = v
+		}
+		cond := "attribute_exists(PK) AND attribute_not_exists(version)"
+		if _, ok := cur["version"]; ok {
+			cond, acctVals[":v"] = "version = :v", nInt(getInt(cur, "version"))
+		}
+		copyOf := func(k attrs) txItem {
+			return txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: k,
+				UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(PK)"),
+				ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}, onFail: errRetry}
+		}
+		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: accountKey(account),
+			UpdateExpression: aws.String(acctSet), ConditionExpression: aws.String(cond),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: acctVals}}, onFail: errRetry}}
+		if hash := getS(cur, "key_hash"); hash != "" {
+			actions = append(actions, copyOf(key(keyPK(hash), "KEY")))
+		}
+		if err := s.transact(ctx, actions); err != nil {
+			return err
+		}
+		out = Settings{Account: a, Timezones: hist}
+		return nil
+	})
+	return out, err
+}
