@@ -68,6 +68,8 @@ import (
 	"bizdata/shared/money"
 	"bizdata/shared/store"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/shopspring/decimal"
 	"pgregory.net/rapid"
 )
@@ -104,9 +106,36 @@ func setModelChecks(t *testing.T, def int) {
 
 func TestModel(t *testing.T) {
 	setModelChecks(t, modelSequences)
-	e := newEnv(t)
-	clk := useFakeClock(e)
-	rapid.Check(t, func(rt *rapid.T) { runModel(rt, e, httpCaller{e}, clk) })
+	tables := freshTables(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		e, clk := tables()
+		runModel(rt, e, httpCaller{e}, clk)
+	})
+}
+
+// sequencesPerTable is how many sequences share one table: DynamoDB Local
+// slows down as one table fills (a backlog step alone writes hundreds of
+// changes), so a long run (make check-model) moves to a fresh table, and
+// drops the old one, every so many sequences.
+const sequencesPerTable = 25
+
+// freshTables returns what gives each sequence its env: the same one for
+// sequencesPerTable sequences, then a new one on a table of its own.
+func freshTables(t *testing.T) func() (*env, *fakeClock) {
+	var e *env
+	var clk *fakeClock
+	n := 0
+	return func() (*env, *fakeClock) {
+		if n%sequencesPerTable == 0 {
+			if e != nil {
+				_, _ = e.store.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(e.store.Table())})
+			}
+			e = newEnv(t)
+			clk = useFakeClock(e)
+		}
+		n++
+		return e, clk
+	}
 }
 
 // TestModelLambda runs a sample of the model's sequences through the Lambda
@@ -114,10 +143,16 @@ func TestModel(t *testing.T) {
 // Lambda behaviour cannot drift apart.
 func TestModelLambda(t *testing.T) {
 	setModelChecks(t, modelSequences/3)
-	e := newEnv(t)
-	clk := useFakeClock(e) // the Lambda handlers share e's store, and so its clock
-	lc := newLambdaCaller(t, e)
-	rapid.Check(t, func(rt *rapid.T) { runModel(rt, e, lc, clk) })
+	tables := freshTables(t)
+	var lc *lambdaCaller
+	var last *env
+	rapid.Check(t, func(rt *rapid.T) {
+		e, clk := tables() // the Lambda handlers share e's store, and so its clock
+		if e != last {
+			lc, last = newLambdaCaller(t, e), e
+		}
+		runModel(rt, e, lc, clk)
+	})
 }
 
 // caller sends one request and returns its status, headers and body.
