@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,28 +35,8 @@ type listQuery struct {
 // ';' as a separator) is refused naming the parameter, never read in part:
 // a filter is never silently dropped.
 func parseList(r *http.Request, filters ...string) *listQuery {
-	q := &listQuery{values: url.Values{}, fe: business.FieldErrors{}, limit: DefaultLimit}
-	allowed := map[string]bool{"limit": true, "cursor": true}
-	for _, f := range filters {
-		allowed[f] = true
-	}
-	q.parse(r.URL.RawQuery)
-	var unknown []string
-	for name, vals := range q.values {
-		if !allowed[name] {
-			unknown = append(unknown, name)
-		} else if len(vals) > 1 {
-			q.fe.Add(name, "must be given at most once")
-		} else if strings.TrimSpace(vals[0]) == "" {
-			q.fe.Add(name, "must not be empty; leave the parameter out to not filter by it")
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		for _, u := range unknown {
-			q.fe.Add(u, "is not a known query parameter; allowed: "+strings.Join(append([]string{"limit", "cursor"}, filters...), ", "))
-		}
-	}
+	q := readQuery(r, "leave the parameter out to not filter by it", append([]string{"limit", "cursor"}, filters...)...)
+	q.limit = DefaultLimit
 	if v := q.values.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxLimit {
@@ -65,6 +46,33 @@ func parseList(r *http.Request, filters ...string) *listQuery {
 		}
 	}
 	q.cursor = q.values.Get("cursor")
+	return q
+}
+
+// readQuery parses r's query string and refuses any parameter but names,
+// and any given twice or empty (empty tells what to do instead).
+func readQuery(r *http.Request, empty string, names ...string) *listQuery {
+	q := &listQuery{values: url.Values{}, fe: business.FieldErrors{}}
+	q.parse(r.URL.RawQuery)
+	allow := "none"
+	if len(names) > 0 {
+		allow = strings.Join(names, ", ")
+	}
+	var unknown []string
+	for name, vals := range q.values {
+		switch {
+		case !slices.Contains(names, name):
+			unknown = append(unknown, name)
+		case len(vals) > 1:
+			q.fe.Add(name, "must be given at most once")
+		case strings.TrimSpace(vals[0]) == "":
+			q.fe.Add(name, "must not be empty; "+empty)
+		}
+	}
+	sort.Strings(unknown)
+	for _, u := range unknown {
+		q.fe.Add(u, "is not a known query parameter; allowed: "+allow)
+	}
 	return q
 }
 

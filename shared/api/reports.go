@@ -96,7 +96,7 @@ func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 			*f.dst = &v
 		}
 	}
-	if c.Timezone != nil {
+	if c.Timezone != nil { // checked by the store, with the other fields
 		tz := strings.TrimSpace(*c.Timezone)
 		c.Timezone = &tz
 	}
@@ -114,27 +114,7 @@ func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 // reportQuery reads a report's query string: only the names given, each at
 // most once and not empty (400 naming the parameter otherwise).
 func reportQuery(r *http.Request, names ...string) *listQuery {
-	q := &listQuery{values: map[string][]string{}, fe: business.FieldErrors{}}
-	q.parse(r.URL.RawQuery)
-	allowed := map[string]bool{}
-	for _, n := range names {
-		allowed[n] = true
-	}
-	for name, vals := range q.values {
-		switch {
-		case !allowed[name]:
-			allow := "none"
-			if len(names) > 0 {
-				allow = strings.Join(names, ", ")
-			}
-			q.fe.Add(name, "is not a known query parameter; allowed: "+allow)
-		case len(vals) > 1:
-			q.fe.Add(name, "must be given at most once")
-		case strings.TrimSpace(vals[0]) == "":
-			q.fe.Add(name, "must not be empty; leave the parameter out for its default")
-		}
-	}
-	return q
+	return readQuery(r, "leave the parameter out for its default", names...)
 }
 
 // figuresJSON is a period's figures (or the totals) as a report shows them.
@@ -185,7 +165,7 @@ func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 		return err
 	}
 	dayRanges, months := business.SumsNeeded(periods)
-	sums, err := s.store.ReportFigures(r.Context(), acct.ID, dayRanges, months)
+	sums, err := s.store.ReportFigures(r.Context(), acct.ID, st.Timezones, dayRanges, months)
 	if err != nil {
 		return err
 	}

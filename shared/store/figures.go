@@ -35,8 +35,8 @@ import (
 //
 // Applying a figures item adds it to the day items (SK DAY#<local date>)
 // and month items (MONTH#<yyyy-mm>) of the dates its instants have in the
-// account's timezone history and deletes it, in one transaction whose delete is conditional on the item still being
-// there: each change is applied exactly once, whoever applies it. The
+// account's timezone history and deletes it, in one transaction whose
+// delete is conditional on the item still being there: each change is applied exactly once, whoever applies it. The
 // table's stream applies them within a second (the apply-report-figures
 // function); a report applies whatever is still waiting before it reads the
 // days, so it counts every change answered before it was asked.
@@ -156,10 +156,10 @@ func (s *Store) sumUpdate(account, sk, kind, date string, f business.Figures) ty
 	add("collected", f.Collected)
 	add("refunded", f.Refunded)
 	add("expenses", f.Expenses)
-	for _, k := range sortedKeys(f.ByMethod) {
+	for _, k := range slices.Sorted(maps.Keys(f.ByMethod)) {
 		add(methodPrefix+k, f.ByMethod[k])
 	}
-	for _, k := range sortedKeys(f.ByType) {
+	for _, k := range slices.Sorted(maps.Keys(f.ByType)) {
 		add(typePrefix+k, f.ByType[k])
 	}
 	expr := "SET #type = :type, #date = :date"
@@ -168,15 +168,6 @@ func (s *Store) sumUpdate(account, sk, kind, date string, f business.Figures) ty
 	}
 	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: key(reportPK(account), sk),
 		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
-}
-
-func sortedKeys(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func sumsFrom(it attrs) business.Figures {
@@ -205,13 +196,6 @@ const applyBatch = 10
 // once whoever else applies it at the same time. It returns how many it
 // applied (those applied already by another are skipped).
 func (s *Store) ApplyFigures(ctx context.Context, account string, items []map[string]types.AttributeValue) (int, error) {
-	seen := map[string]bool{} // a transaction may name an item once
-	items = slices.DeleteFunc(slices.Clone(items), func(it attrs) bool {
-		k := getS(it, "PK") + "\x00" + getS(it, "SK")
-		dup := seen[k]
-		seen[k] = true
-		return dup
-	})
 	if len(items) == 0 {
 		return 0, nil
 	}
@@ -219,6 +203,19 @@ func (s *Store) ApplyFigures(ctx context.Context, account string, items []map[st
 	if err != nil {
 		return 0, err
 	}
+	return s.applyFigures(ctx, account, hist, items)
+}
+
+// applyFigures is ApplyFigures with the account's timezone history read
+// already (consistently, after the items were written).
+func (s *Store) applyFigures(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs) (int, error) {
+	seen := map[string]bool{} // a transaction may name an item once
+	items = slices.DeleteFunc(slices.Clone(items), func(it attrs) bool {
+		k := getS(it, "PK") + "\x00" + getS(it, "SK")
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
 	applied := 0
 	for start := 0; start < len(items); start += applyBatch {
 		batch := items[start:min(start+applyBatch, len(items))]
@@ -333,9 +330,9 @@ func (s *Store) applyTogether(ctx context.Context, account string, hist business
 }
 
 // applyWaiting applies the account's figures items that wait (at most
-// maxPendingApplied; EBUSY when more wait), and returns how many items it
-// read.
-func (s *Store) applyWaiting(ctx context.Context, account string) (int, error) {
+// maxPendingApplied; EBUSY when more wait), dating them by hist, and returns
+// how many items it read.
+func (s *Store) applyWaiting(ctx context.Context, account string, hist business.TimezoneHistory) (int, error) {
 	items, more, err := s.waiting(ctx, account, maxPendingApplied+1)
 	if err != nil {
 		return 0, err
@@ -344,10 +341,7 @@ func (s *Store) applyWaiting(ctx context.Context, account string) (int, error) {
 	if more || len(items) > maxPendingApplied { // apply the oldest; the rest on the next call
 		more, items = true, items[:maxPendingApplied]
 	}
-	if len(items) > 0 {
-		read++ // the account item, for its timezones
-	}
-	if _, err := s.ApplyFigures(ctx, account, items); err != nil {
+	if _, err := s.applyFigures(ctx, account, hist, items); err != nil {
 		return read, err
 	}
 	if more {

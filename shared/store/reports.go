@@ -22,8 +22,12 @@ import (
 // (inclusive), by date, with every change answered before the call counted
 // (see ReportFigures), and how many items it read.
 func (s *Store) ReportDays(ctx context.Context, account, from, to string) (map[string]business.Figures, int, error) {
-	r, err := s.ReportFigures(ctx, account, []business.Period{{Start: from, End: to}}, nil)
-	return r.Days, r.Read, err
+	hist, err := s.timezoneHistory(ctx, account)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := s.ReportFigures(ctx, account, hist, []business.Period{{Start: from, End: to}}, nil)
+	return r.Days, r.Read + 1, err
 }
 
 // ReportSums is what ReportFigures read.
@@ -40,11 +44,14 @@ type ReportSums struct {
 // (those without any are absent), with every change answered before the
 // call counted: it applies the figures items still waiting, then reads the
 // days and months (one Query per day range and one for the months, at
-// once, with a look for changes set aside). Returns EBUSY when more
-// than 100 changes wait (the stream's consumer is behind; a retry goes on
-// from where this one stopped).
-func (s *Store) ReportFigures(ctx context.Context, account string, dayRanges []business.Period, months []string) (ReportSums, error) {
-	read, err := s.applyWaiting(ctx, account)
+// once, with a look for changes set aside). hist is the account's timezone
+// history, read consistently as the request began: a zone takes effect
+// TimezoneDelay after its change, so it holds every zone in effect at the
+// instants of the changes waiting. Returns EBUSY when more than 100 changes
+// wait (the stream's consumer is behind; a retry goes on from where this
+// one stopped).
+func (s *Store) ReportFigures(ctx context.Context, account string, hist business.TimezoneHistory, dayRanges []business.Period, months []string) (ReportSums, error) {
+	read, err := s.applyWaiting(ctx, account, hist)
 	if err != nil {
 		return ReportSums{Read: read}, err
 	}

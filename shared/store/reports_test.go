@@ -133,7 +133,7 @@ func TestUnappliableFiguresAreSetAside(t *testing.T) {
 	put("evt_3", `not json`)
 	put("evt_4", many("b"))
 	put("evt_5", `[{"at":1772539200,"collected":500,"by_method":{"Cash":500}}]`)
-	sums, err := st.ReportFigures(ctx, a.ID, []business.Period{{Start: day, End: day}}, nil)
+	sums, err := st.ReportFigures(ctx, a.ID, nil, []business.Period{{Start: day, End: day}}, nil) // the account's zone: UTC
 	if err != nil {
 		t.Fatal(err)
 	}
