@@ -197,7 +197,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		key, err := st.RotateKey(ctx, *account)
+		key, err := st.RotateKey(ctx, *account, "")
 		if err != nil {
 			return err
 		}

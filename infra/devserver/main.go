@@ -169,7 +169,10 @@ func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (*dem
 	var key string
 	switch {
 	case err == nil:
-		key, err = st.RotateKey(ctx, a.ID)
+		var spec business.APIKey
+		if spec, err = business.NewKeySpec("make dev", []string{business.ScopeAll}, "live"); err == nil {
+			_, key, err = st.CreateKey(ctx, a.ID, spec)
+		}
 	case business.ErrorCode(err) == business.ENOTFOUND:
 		if a, err = business.NewAccount("Demo Shop", demoCode, "GHS", "INV"); err == nil {
 			a, key, err = st.CreateAccount(ctx, a)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/store"
 )
 
 // Exact 401 texts of the API description.
@@ -37,9 +38,26 @@ func BearerToken(h string) (string, bool) {
 	return token, true
 }
 
-// keyFinder looks an API key's hash up; the store implements it.
+// keyFinder looks an API key's hash up and stamps its use; the store
+// implements it.
 type keyFinder interface {
 	FindAccountByKeyHash(ctx context.Context, hash string) (business.Account, error)
+	StampKeyUse(ctx context.Context, hash string, at time.Time) error
+}
+
+// permits refuses a key that lacks the route's scope or is of a mode the
+// route does not serve (403), before anything is read or changed.
+func (rt Route) permits(acct business.Account) error {
+	if rt.Scope != scopeNone && !acct.Key.Allows(rt.Scope) {
+		return business.Errorf(business.EFORBIDDEN, "This API key lacks the scope %s", rt.Scope)
+	}
+	switch {
+	case rt.Mode == liveOnly && !acct.Livemode():
+		return business.Errorf(business.EFORBIDDEN, "This route takes a live key (bk_live_…); test keys act on test data only")
+	case rt.Mode == testOnly && acct.Livemode():
+		return business.Errorf(business.EFORBIDDEN, "This route takes a test key (bk_test_…); it never acts on live data")
+	}
+	return nil
 }
 
 // keyCache remembers which account a valid key hash belongs to for a short
@@ -77,6 +95,13 @@ func (c *keyCache) account(ctx context.Context, token string) (business.Account,
 	if err != nil {
 		return business.Account{}, err
 	}
+	// The key's last use is stamped here, where the table is read anyway,
+	// when its stamp is older than store.LastUsedEvery: about one write a
+	// minute for a busy key, none on a cached request. The stamp is best
+	// effort: a request never fails for it.
+	if now.Sub(a.Key.LastUsedAt) > store.LastUsedEvery {
+		_ = c.find.StampKeyUse(ctx, hash, now)
+	}
 	if c.ttl > 0 {
 		c.mu.Lock()
 		if len(c.m) > 10000 { // bound memory; entries are cheap to refetch
@@ -88,11 +113,12 @@ func (c *keyCache) account(ctx context.Context, token string) (business.Account,
 	return a, nil
 }
 
-// forget drops token from the cache, so a key rotated on this process stops
-// working here at once (other warm processes drop it within the TTL).
-func (c *keyCache) forget(token string) {
+// forgetHash drops the key with hash from the cache, so a key rotated or
+// revoked on this process stops working here at once (other warm processes
+// drop it within the TTL).
+func (c *keyCache) forgetHash(hash string) {
 	c.mu.Lock()
-	delete(c.m, business.HashAPIKey(token))
+	delete(c.m, hash)
 	c.mu.Unlock()
 }
 

@@ -22,6 +22,7 @@ import (
 var statusByCode = map[string]int{
 	business.EINVALID:      http.StatusBadRequest,
 	business.EUNAUTHORIZED: http.StatusUnauthorized,
+	business.EFORBIDDEN:    http.StatusForbidden,
 	business.ENOTFOUND:     http.StatusNotFound,
 	business.EMETHOD:       http.StatusMethodNotAllowed,
 	business.ECONFLICT:     http.StatusConflict,
@@ -71,11 +72,16 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 
 // writeOK writes a success envelope with status 200.
 func writeOK(w http.ResponseWriter, message string, data any) error {
-	body, err := successBody(http.StatusOK, message, data)
+	return writeStatus(w, http.StatusOK, message, data)
+}
+
+// writeStatus writes a success envelope with status (a 2xx).
+func writeStatus(w http.ResponseWriter, status int, message string, data any) error {
+	body, err := successBody(status, message, data)
 	if err != nil {
 		return err
 	}
-	writeBody(w, http.StatusOK, body)
+	writeBody(w, status, body)
 	return nil
 }
 

@@ -11,73 +11,108 @@ import (
 type handlerFunc func(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error
 
 // Route is one endpoint: the Lambda function (folder functions/<Function>)
-// that serves it, its method and its ServeMux path pattern.
+// that serves it, its method, its ServeMux path pattern, the scope a key needs
+// to call it and the mode of key it serves.
 type Route struct {
 	Function string
 	Method   string
 	Path     string
-	auth     authStyle
-	handle   handlerFunc
+	// Scope is what the calling key must allow (business.APIKey.Allows):
+	// one of business.Scopes, or scopeNone for a route any valid key may
+	// call (it shows or changes only the key itself).
+	Scope  string
+	Mode   keyMode
+	auth   authStyle
+	handle handlerFunc
+}
+
+// scopeNone is the Scope of a route any valid key may call.
+const scopeNone = "none"
+
+// keyMode says which keys a route serves: any, live keys only, or test keys
+// only.
+type keyMode int
+
+const (
+	anyMode keyMode = iota
+	liveOnly
+	testOnly
+)
+
+// String is how the OpenAPI document names the mode (x-key-mode).
+func (m keyMode) String() string {
+	switch m {
+	case liveOnly:
+		return "live"
+	case testOnly:
+		return "test"
+	}
+	return "any"
 }
 
 // Routes is the single list of the API's endpoints. template.yaml declares
 // one function per entry (a test keeps the two equal), the devserver serves
 // them all, and each functions/<name> serves its own.
 var Routes = []Route{
-	{"authenticate", http.MethodGet, "/api/v1/user/authenticate", authSales, getAuthenticate},
+	{"authenticate", http.MethodGet, "/api/v1/user/authenticate", scopeNone, anyMode, authSales, getAuthenticate},
 
-	{"list-sales", http.MethodGet, "/api/v1/sales", authSales, listSales},
-	{"get-sale", http.MethodGet, "/api/v1/sales/{invoice_code}", authSales, getSale},
-	{"add-sale", http.MethodPost, "/api/v1/sales/add", authSales, addSale},
-	{"edit-sale", http.MethodPut, "/api/v1/sales/edit/{invoice_code}", authSales, editSale},
-	{"refund-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/refunds", authSales, refundSale},
-	{"void-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/void", authSales, voidSale},
+	{"list-sales", http.MethodGet, "/api/v1/sales", "sales:read", anyMode, authSales, listSales},
+	{"get-sale", http.MethodGet, "/api/v1/sales/{invoice_code}", "sales:read", anyMode, authSales, getSale},
+	{"add-sale", http.MethodPost, "/api/v1/sales/add", "sales:write", anyMode, authSales, addSale},
+	{"edit-sale", http.MethodPut, "/api/v1/sales/edit/{invoice_code}", "sales:write", anyMode, authSales, editSale},
+	{"refund-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/refunds", "sales:write", anyMode, authSales, refundSale},
+	{"void-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/void", "sales:write", anyMode, authSales, voidSale},
 
-	{"list-expenses", http.MethodGet, "/api/v1/expenses", authOther, listExpenses},
-	{"get-expense", http.MethodGet, "/api/v1/expenses/{id}", authOther, getExpense},
-	{"add-expense", http.MethodPost, "/api/v1/expenses/add", authOther, addExpense},
-	{"edit-expense", http.MethodPut, "/api/v1/expenses/{id}", authOther, editExpense},
+	{"list-expenses", http.MethodGet, "/api/v1/expenses", "expenses:read", anyMode, authOther, listExpenses},
+	{"get-expense", http.MethodGet, "/api/v1/expenses/{id}", "expenses:read", anyMode, authOther, getExpense},
+	{"add-expense", http.MethodPost, "/api/v1/expenses/add", "expenses:write", anyMode, authOther, addExpense},
+	{"edit-expense", http.MethodPut, "/api/v1/expenses/{id}", "expenses:write", anyMode, authOther, editExpense},
 
-	{"list-items", http.MethodGet, "/api/v1/inventory/items", authOther, listItems},
-	{"get-item", http.MethodGet, "/api/v1/inventory/items/{item_code}", authOther, getItem},
-	{"add-item", http.MethodPost, "/api/v1/inventory/items/add", authOther, addItem},
-	{"edit-item", http.MethodPut, "/api/v1/inventory/items/{item_code}", authOther, editItem},
-	{"adjust-stock", http.MethodPost, "/api/v1/inventory/items/{item_code}/adjustments", authOther, adjustStock},
-	{"list-movements", http.MethodGet, "/api/v1/inventory/items/{item_code}/movements", authOther, listMovements},
+	{"list-items", http.MethodGet, "/api/v1/inventory/items", "inventory:read", anyMode, authOther, listItems},
+	{"get-item", http.MethodGet, "/api/v1/inventory/items/{item_code}", "inventory:read", anyMode, authOther, getItem},
+	{"add-item", http.MethodPost, "/api/v1/inventory/items/add", "inventory:write", anyMode, authOther, addItem},
+	{"edit-item", http.MethodPut, "/api/v1/inventory/items/{item_code}", "inventory:write", anyMode, authOther, editItem},
+	{"adjust-stock", http.MethodPost, "/api/v1/inventory/items/{item_code}/adjustments", "inventory:write", anyMode, authOther, adjustStock},
+	{"list-movements", http.MethodGet, "/api/v1/inventory/items/{item_code}/movements", "inventory:read", anyMode, authOther, listMovements},
 
-	{"list-categories", http.MethodGet, "/api/v1/inventory/categories", authOther, listCategories},
-	{"add-category", http.MethodPost, "/api/v1/inventory/categories/add", authOther, addCategory},
-	{"edit-category", http.MethodPut, "/api/v1/inventory/categories/{id}", authOther, editCategory},
+	{"list-categories", http.MethodGet, "/api/v1/inventory/categories", "inventory:read", anyMode, authOther, listCategories},
+	{"add-category", http.MethodPost, "/api/v1/inventory/categories/add", "inventory:write", anyMode, authOther, addCategory},
+	{"edit-category", http.MethodPut, "/api/v1/inventory/categories/{id}", "inventory:write", anyMode, authOther, editCategory},
 
-	{"list-customers", http.MethodGet, "/api/v1/customers", authOther, listCustomers},
-	{"get-customer", http.MethodGet, "/api/v1/customers/{id}", authOther, getCustomer},
-	{"add-customer", http.MethodPost, "/api/v1/customers/add", authOther, addCustomer},
-	{"edit-customer", http.MethodPut, "/api/v1/customers/{id}", authOther, editCustomer},
+	{"list-customers", http.MethodGet, "/api/v1/customers", "customers:read", anyMode, authOther, listCustomers},
+	{"get-customer", http.MethodGet, "/api/v1/customers/{id}", "customers:read", anyMode, authOther, getCustomer},
+	{"add-customer", http.MethodPost, "/api/v1/customers/add", "customers:write", anyMode, authOther, addCustomer},
+	{"edit-customer", http.MethodPut, "/api/v1/customers/{id}", "customers:write", anyMode, authOther, editCustomer},
 
-	{"list-events", http.MethodGet, "/api/v1/events", authOther, listEvents},
-	{"get-event", http.MethodGet, "/api/v1/events/{id}", authOther, getEvent},
+	{"list-events", http.MethodGet, "/api/v1/events", "events:read", anyMode, authOther, listEvents},
+	{"get-event", http.MethodGet, "/api/v1/events/{id}", "events:read", anyMode, authOther, getEvent},
 
-	{"list-webhook-endpoints", http.MethodGet, "/api/v1/webhook-endpoints", authOther, listEndpoints},
-	{"add-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints", authOther, addEndpoint},
-	{"get-webhook-endpoint", http.MethodGet, "/api/v1/webhook-endpoints/{id}", authOther, getEndpoint},
-	{"edit-webhook-endpoint", http.MethodPut, "/api/v1/webhook-endpoints/{id}", authOther, editEndpoint},
-	{"delete-webhook-endpoint", http.MethodDelete, "/api/v1/webhook-endpoints/{id}", authOther, deleteEndpoint},
-	{"rotate-endpoint-secret", http.MethodPost, "/api/v1/webhook-endpoints/{id}/rotate-secret", authOther, rotateEndpointSecret},
-	{"replay-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints/{id}/replay", authOther, replayEndpoint},
-	{"list-endpoint-deliveries", http.MethodGet, "/api/v1/webhook-endpoints/{id}/deliveries", authOther, listEndpointDeliveries},
+	{"list-webhook-endpoints", http.MethodGet, "/api/v1/webhook-endpoints", "webhooks:write", anyMode, authOther, listEndpoints},
+	{"add-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints", "webhooks:write", anyMode, authOther, addEndpoint},
+	{"get-webhook-endpoint", http.MethodGet, "/api/v1/webhook-endpoints/{id}", "webhooks:write", anyMode, authOther, getEndpoint},
+	{"edit-webhook-endpoint", http.MethodPut, "/api/v1/webhook-endpoints/{id}", "webhooks:write", anyMode, authOther, editEndpoint},
+	{"delete-webhook-endpoint", http.MethodDelete, "/api/v1/webhook-endpoints/{id}", "webhooks:write", anyMode, authOther, deleteEndpoint},
+	{"rotate-endpoint-secret", http.MethodPost, "/api/v1/webhook-endpoints/{id}/rotate-secret", "webhooks:write", anyMode, authOther, rotateEndpointSecret},
+	{"replay-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints/{id}/replay", "webhooks:write", anyMode, authOther, replayEndpoint},
+	{"list-endpoint-deliveries", http.MethodGet, "/api/v1/webhook-endpoints/{id}/deliveries", "webhooks:write", anyMode, authOther, listEndpointDeliveries},
 
-	{"get-webhook-settings", http.MethodGet, "/api/v1/user/webhook", authSales, getWebhook},
-	{"update-webhook-settings", http.MethodPut, "/api/v1/user/webhook", authSales, updateWebhook},
-	{"test-webhook", http.MethodPost, "/api/v1/user/webhook/test", authSales, testWebhook},
-	{"list-webhook-deliveries", http.MethodGet, "/api/v1/user/webhook/deliveries", authSales, listDeliveries},
-	{"redeliver-webhook", http.MethodPost, "/api/v1/user/webhook/deliveries/{transaction_id}/redeliver", authSales, redeliverWebhook},
-	{"rotate-api-key", http.MethodPost, "/api/v1/user/api-key/rotate", authSales, rotateAPIKey},
-	{"get-settings", http.MethodGet, "/api/v1/user/settings", authSales, getSettings},
-	{"update-settings", http.MethodPut, "/api/v1/user/settings", authSales, updateSettings},
+	{"get-webhook-settings", http.MethodGet, "/api/v1/user/webhook", "webhooks:write", anyMode, authSales, getWebhook},
+	{"update-webhook-settings", http.MethodPut, "/api/v1/user/webhook", "webhooks:write", anyMode, authSales, updateWebhook},
+	{"test-webhook", http.MethodPost, "/api/v1/user/webhook/test", "webhooks:write", anyMode, authSales, testWebhook},
+	{"list-webhook-deliveries", http.MethodGet, "/api/v1/user/webhook/deliveries", "webhooks:write", anyMode, authSales, listDeliveries},
+	{"redeliver-webhook", http.MethodPost, "/api/v1/user/webhook/deliveries/{transaction_id}/redeliver", "webhooks:write", anyMode, authSales, redeliverWebhook},
+	{"rotate-api-key", http.MethodPost, "/api/v1/user/api-key/rotate", scopeNone, anyMode, authSales, rotateAPIKey},
+	{"get-settings", http.MethodGet, "/api/v1/user/settings", scopeNone, anyMode, authSales, getSettings},
+	{"update-settings", http.MethodPut, "/api/v1/user/settings", business.ScopeAll, liveOnly, authSales, updateSettings},
 
-	{"report-summary", http.MethodGet, "/api/v1/reports/summary", authOther, reportSummary},
-	{"report-receivables", http.MethodGet, "/api/v1/reports/receivables", authOther, reportReceivables},
-	{"report-inventory", http.MethodGet, "/api/v1/reports/inventory", authOther, reportInventory},
+	{"report-summary", http.MethodGet, "/api/v1/reports/summary", "reports:read", anyMode, authOther, reportSummary},
+	{"report-receivables", http.MethodGet, "/api/v1/reports/receivables", "reports:read", anyMode, authOther, reportReceivables},
+	{"report-inventory", http.MethodGet, "/api/v1/reports/inventory", "reports:read", anyMode, authOther, reportInventory},
+
+	{"list-api-keys", http.MethodGet, "/api/v1/api-keys", business.ScopeKeyWrite, anyMode, authOther, listAPIKeys},
+	{"create-api-key", http.MethodPost, "/api/v1/api-keys", business.ScopeKeyWrite, anyMode, authOther, createAPIKey},
+	{"revoke-api-key", http.MethodPost, "/api/v1/api-keys/{id}/revoke", business.ScopeKeyWrite, anyMode, authOther, revokeAPIKey},
+	{"clear-test-data", http.MethodPost, "/api/v1/test-data/clear", business.ScopeAll, testOnly, authOther, clearTestData},
 }
 
 // DefaultFunction is the function of the HTTP API's $default route: it
@@ -95,14 +130,19 @@ func RouteByFunction(name string) (Route, bool) {
 	return Route{}, false
 }
 
-// getAuthenticate answers the authenticated probe with the caller's account.
+// getAuthenticate answers the authenticated probe with the caller's account
+// (its live id in both modes), whether the key is live, and the key itself.
 func getAuthenticate(_ *Server, w http.ResponseWriter, _ *http.Request, acct business.Account) error {
-	return writeOK(w, "Authenticated", map[string]any{"account": map[string]any{
-		"id":             acct.ID,
-		"name":           acct.Name,
-		"business_code":  acct.BusinessCode,
-		"currency":       acct.Currency,
-		"invoice_prefix": acct.InvoicePrefix,
-		"timezone":       acct.Timezone,
-	}})
+	return writeOK(w, "Authenticated", map[string]any{
+		"account": map[string]any{
+			"id":             business.LiveID(acct.ID),
+			"name":           acct.Name,
+			"business_code":  acct.BusinessCode,
+			"currency":       acct.Currency,
+			"invoice_prefix": acct.InvoicePrefix,
+			"timezone":       acct.Timezone,
+		},
+		"livemode": acct.Livemode(),
+		"api_key":  toAPIKeyJSON(acct.Key),
+	})
 }

@@ -264,5 +264,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 	if err != nil {
 		return err
 	}
+	if err := rt.permits(acct); err != nil {
+		return err
+	}
 	return rt.handle(s, w, r, acct)
 }

@@ -254,17 +254,3 @@ func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	}
 	return writeOK(w, "Test notification sent", map[string]any{"delivery": out})
 }
-
-func rotateAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	if err := readNoFields(r); err != nil {
-		return err
-	}
-	key, err := s.store.RotateKey(r.Context(), acct.ID)
-	if err != nil {
-		return err
-	}
-	if token, ok := BearerToken(r.Header.Get("Authorization")); ok {
-		s.keys.forget(token)
-	}
-	return writeOK(w, "API key rotated", map[string]any{"api_key": key})
-}

@@ -20,6 +20,9 @@ type Account struct {
 	// store keeps the history; reports date each instant by it).
 	Timezone  string
 	CreatedAt time.Time
+	// Key is the API key a request authenticated with (zero elsewhere): its
+	// scopes decide which routes it may call.
+	Key APIKey
 }
 
 // ValidInvoicePrefix reports whether p may prefix invoice numbers: 1 to 10

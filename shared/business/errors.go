@@ -16,6 +16,7 @@ import (
 const (
 	EINVALID      = "invalid"      // the request is malformed or breaks a rule
 	EUNAUTHORIZED = "unauthorized" // no usable credentials
+	EFORBIDDEN    = "forbidden"    // the key is valid but may not do this
 	ENOTFOUND     = "not_found"    // the record does not exist in this account
 	ECONFLICT     = "conflict"     // a unique value is taken, or an idempotency key was reused
 	EPRECONDITION = "precondition" // If-Match did not match the current version

@@ -63,11 +63,13 @@ type EventResource struct {
 // Data is the record as its GET answers it at Resource.Version, already in
 // its wire form.
 type Event struct {
-	ID        string        `json:"id"`
-	Type      string        `json:"type"`
-	CreatedAt string        `json:"created_at"`
-	Resource  EventResource `json:"resource"`
-	Data      any           `json:"data"`
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	CreatedAt string `json:"created_at"`
+	// Livemode is false for an event of a test twin (made with a test key).
+	Livemode bool          `json:"livemode"`
+	Resource EventResource `json:"resource"`
+	Data     any           `json:"data"`
 	// DataTruncated says data leaves out part of a record too large for an
 	// event (a sale's oldest payments and refunds): GET the record for all.
 	DataTruncated bool `json:"data_truncated,omitempty"`

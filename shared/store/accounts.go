@@ -15,6 +15,12 @@ import (
 
 func keyPK(hash string) string { return "KEY#" + hash }
 
+// isConditionFailed reports whether err is a single write's failed condition.
+func isConditionFailed(err error) bool {
+	var cf *types.ConditionalCheckFailedException
+	return errors.As(err, &cf)
+}
+
 // accountFields writes the account's own fields into it; the key item carries
 // a copy so that authenticating a request is one GetItem.
 func accountFields(it attrs, a business.Account) {
@@ -65,28 +71,29 @@ func errCodeTaken(code string) error {
 }
 
 // CreateAccount stores a new account a (its ID is assigned here) with a fresh
-// API key, and returns the account and the key. The key is not stored, only
+// "*" live API key, and returns the account (Key describing that key) and
+// the key. The key is not stored, only
 // its hash. Returns ECONFLICT naming business_code when another account has
 // that business code.
 func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business.Account, string, error) {
 	a.ID = business.NewAccountID()
 	a.CreatedAt = s.now()
 	apiKey, hash := business.NewAPIKey()
+	k := business.APIKey{ID: business.NewKeyID(), Name: "Default key", Scopes: []string{business.ScopeAll}, Live: true,
+		Prefix: business.KeyPrefix(apiKey), CreatedAt: a.CreatedAt, Hash: hash}
 	acct := accountKey(a.ID)
 	accountFields(acct, a)
 	acct["type"] = str("account")
-	acct["key_hash"] = str(hash)
-	k := key(keyPK(hash), "KEY")
-	accountFields(k, a)
-	k["type"] = str("api_key")
+	acct[keysAttr] = keysValue([]business.APIKey{k})
 	err := s.transact(ctx, []txItem{
 		{action: put(s.table, acct, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "account id collision; retry")},
-		{action: put(s.table, k, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "api key collision; retry")},
+		{action: put(s.table, keyItem(a, k), "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "api key collision; retry")},
 		{action: put(s.table, accountCodeItem(a), "attribute_not_exists(PK)"), onFail: errCodeTaken(a.BusinessCode)},
 	})
 	if err != nil {
 		return business.Account{}, "", err
 	}
+	a.Key = k
 	return a, apiKey, nil
 }
 
@@ -158,61 +165,6 @@ func (s *Store) IndexAccountCodes(ctx context.Context) (added int, shared []stri
 		}
 	}
 	return added, shared, nil
-}
-
-// RotateKey replaces the account's API key with a fresh one and returns it.
-// The old key stops working at once (within the API's key cache TTL on warm
-// functions). Returns ENOTFOUND when the account does not exist.
-func (s *Store) RotateKey(ctx context.Context, accountID string) (string, error) {
-	var apiKey string
-	err := retrying(ctx, func() error {
-		cur, err := s.getAccountItem(ctx, accountID)
-		if err != nil {
-			return err
-		}
-		a := accountFrom(cur)
-		oldHash := getS(cur, "key_hash")
-		var hash string
-		apiKey, hash = business.NewAPIKey()
-		k := key(keyPK(hash), "KEY")
-		accountFields(k, a)
-		k["type"] = str("api_key")
-		// Guarded by the version read too, and bumping it: a settings change
-		// between the read and this write starts over, so the new key's copy
-		// of the account is never older than the account.
-		cond, vals := "key_hash = :old AND attribute_not_exists(version)", attrs{":new": str(hash), ":old": str(oldHash), ":zero": nInt(0), ":one": nInt(1)}
-		if _, ok := cur["version"]; ok {
-			cond, vals[":v"] = "key_hash = :old AND version = :v", nInt(getInt(cur, "version"))
-		}
-		return s.transact(ctx, []txItem{
-			{action: types.TransactWriteItem{Update: &types.Update{
-				TableName:                 aws.String(s.table),
-				Key:                       accountKey(accountID),
-				UpdateExpression:          aws.String("SET key_hash = :new, version = if_not_exists(version, :zero) + :one"),
-				ConditionExpression:       aws.String(cond),
-				ExpressionAttributeValues: vals,
-			}}, onFail: errRetry},
-			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(oldHash), "KEY")}}},
-			{action: put(s.table, k, "attribute_not_exists(PK)"), onFail: errRetry},
-		})
-	})
-	return apiKey, err
-}
-
-// FindAccountByKeyHash returns the account whose API key hashes to hash.
-// Returns EUNAUTHORIZED when no such key exists (unknown or rotated away).
-// The read is consistent, so that right after a rotation the new key works
-// and the old one does not; the API's key cache (shared/api/auth.go) keeps
-// this read off most requests, so its double cost is rarely paid.
-func (s *Store) FindAccountByKeyHash(ctx context.Context, hash string) (business.Account, error) {
-	it, err := s.getItem(ctx, key(keyPK(hash), "KEY"), true)
-	if err != nil {
-		return business.Account{}, fmt.Errorf("get api key: %w", err)
-	}
-	if it == nil {
-		return business.Account{}, business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
-	}
-	return accountFrom(it), nil
 }
 
 // SecretKeyPrefix starts the partition key of every callback secret's item.

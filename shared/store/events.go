@@ -86,6 +86,7 @@ func (s *Store) eventActions(e *events) ([]txItem, error) {
 }
 
 func eventItem(account string, ev business.Event, now time.Time) (attrs, error) {
+	ev.Livemode = !business.IsTestAccount(account)
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return nil, fmt.Errorf("encode event %s: %w", ev.Type, err)

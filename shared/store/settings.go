@@ -160,8 +160,14 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: accountKey(account),
 			UpdateExpression: aws.String(acctSet), ConditionExpression: aws.String(cond),
 			ExpressionAttributeNames: names, ExpressionAttributeValues: acctVals}}, onFail: errRetry}}
-		if hash := getS(cur, "key_hash"); hash != "" {
-			actions = append(actions, copyOf(key(keyPK(hash), "KEY")))
+		for _, k := range keysFrom(cur) {
+			actions = append(actions, copyOf(key(keyPK(k.Hash), "KEY")))
+		}
+		if gen := getInt(cur, twinGenAttr); gen > 0 {
+			tw := copyOf(accountKey(business.TwinID(account, gen)))
+			tw.action.Update.UpdateExpression = aws.String(set + ", " + timezonesAttr + " = :tzs")
+			tw.action.Update.ExpressionAttributeValues = attrs{":name": vals[":name"], ":tz": vals[":tz"], ":tzs": timezonesValue(hist)}
+			actions = append(actions, tw)
 		}
 		if err := s.transact(ctx, actions); err != nil {
 			return err

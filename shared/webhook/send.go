@@ -41,6 +41,8 @@ type Payload struct {
 	// Type tells a refund ("payment.refunded") from a received payment,
 	// whose payload has no type.
 	Type string `json:"type,omitempty"`
+	// Livemode is false for a payment of a test twin (made with a test key).
+	Livemode bool `json:"livemode"`
 }
 
 // RefundType is the type of a refund's notification.
@@ -50,7 +52,7 @@ const RefundType = "payment.refunded"
 func NewPayload(a business.Account, p business.Payment) []byte {
 	b, _ := json.Marshal(Payload{
 		Status: 200, Message: "Payment received", Amount: p.Amount.String(), TransactionID: p.TransactionID,
-		Currency: a.Currency, BusinessCode: a.BusinessCode, InvoiceCode: p.InvoiceCode, PaymentStatus: p.PaymentStatus,
+		Currency: a.Currency, BusinessCode: a.BusinessCode, Livemode: a.Livemode(), InvoiceCode: p.InvoiceCode, PaymentStatus: p.PaymentStatus,
 	})
 	return b
 }
@@ -61,7 +63,7 @@ func NewPayload(a business.Account, p business.Payment) []byte {
 func NewRefundPayload(a business.Account, r business.Refund) []byte {
 	b, _ := json.Marshal(Payload{
 		Status: 200, Message: "Payment refunded", Amount: r.Amount.String(), TransactionID: r.RefundID,
-		Currency: a.Currency, BusinessCode: a.BusinessCode, InvoiceCode: r.InvoiceCode, PaymentStatus: r.PaymentStatus,
+		Currency: a.Currency, BusinessCode: a.BusinessCode, Livemode: a.Livemode(), InvoiceCode: r.InvoiceCode, PaymentStatus: r.PaymentStatus,
 		Type: RefundType,
 	})
 	return b
@@ -73,7 +75,7 @@ func NewRefundPayload(a business.Account, r business.Refund) []byte {
 func NewTestPayload(a business.Account, transactionID string) []byte {
 	b, _ := json.Marshal(Payload{
 		Status: 200, Message: "Test notification", Amount: "0.00", TransactionID: transactionID,
-		Currency: a.Currency, BusinessCode: a.BusinessCode,
+		Currency: a.Currency, BusinessCode: a.BusinessCode, Livemode: a.Livemode(),
 	})
 	return b
 }

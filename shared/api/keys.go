@@ -1,0 +1,179 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+
+	"bizdata/shared/business"
+)
+
+// API keys a merchant hands out: named, scoped, live or test. A key sees and
+// makes keys of its own mode only when it is a test key (a live key manages
+// both), and grants no scope it lacks itself.
+
+// apiKeyJSON is a key as the API shows it: never its secret, which only
+// the create and rotate answers carry, once.
+type apiKeyJSON struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Scopes     []string `json:"scopes"`
+	Mode       string   `json:"mode"`
+	Prefix     *string  `json:"prefix"`
+	CreatedAt  string   `json:"created_at"`
+	LastUsedAt *string  `json:"last_used_at"`
+}
+
+func toAPIKeyJSON(k business.APIKey) apiKeyJSON {
+	j := apiKeyJSON{ID: k.ID, Name: k.Name, Scopes: k.Scopes, Mode: k.Mode(), CreatedAt: k.CreatedAt.UTC().Format(business.TimeFormat)}
+	if k.Prefix != "" {
+		j.Prefix = &k.Prefix
+	}
+	if !k.LastUsedAt.IsZero() {
+		t := k.LastUsedAt.UTC().Format(business.TimeFormat)
+		j.LastUsedAt = &t
+	}
+	return j
+}
+
+// seesKey reports whether the calling key may see or revoke k: a live key
+// every key of its account, a test key test keys only.
+func seesKey(caller, k business.APIKey) bool { return caller.Live || !k.Live }
+
+func listAPIKeys(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	q := parseList(r)
+	for name := range q.values {
+		q.fe[name] = "is not a known query parameter: this list has none, it answers all of the account's keys (at most 20)"
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	ks, err := s.store.ListKeys(r.Context(), acct.ID)
+	if err != nil {
+		return err
+	}
+	out := []apiKeyJSON{}
+	for _, k := range ks {
+		if seesKey(acct.Key, k) {
+			out = append(out, toAPIKeyJSON(k))
+		}
+	}
+	return writeOK(w, "API keys found", map[string]any{"api_keys": out})
+}
+
+type apiKeyRequest struct {
+	Name   string   `json:"name"`
+	Scopes []string `json:"scopes"`
+	Mode   string   `json:"mode"`
+}
+
+func createAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req apiKeyRequest
+	if err := decodeObject(body, &req, ""); err != nil {
+		return err
+	}
+	spec, err := business.NewKeySpec(req.Name, req.Scopes, req.Mode)
+	if err != nil {
+		return err
+	}
+	if spec.Live && !acct.Key.Live {
+		return business.Errorf(business.EFORBIDDEN, "A test key can create only test keys (mode \"test\")")
+	}
+	for _, sc := range spec.Scopes {
+		if !acct.Key.Grants([]string{sc}) {
+			return business.Errorf(business.EFORBIDDEN, "This API key lacks the scope %s, so it cannot grant it: a key creates keys only with scopes it has itself", sc)
+		}
+	}
+	k, secret, err := s.store.CreateKey(r.Context(), acct.ID, spec)
+	if err != nil {
+		return err
+	}
+	return writeOK(w, "API key created", map[string]any{"api_key": struct {
+		apiKeyJSON
+		Key string `json:"key"`
+	}{toAPIKeyJSON(k), secret}})
+}
+
+func revokeAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathCode(r, "id", business.ValidKeyID, "API key not found")
+	if err != nil {
+		return err
+	}
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	k, err := s.store.RevokeKey(r.Context(), acct.ID, id, !acct.Key.Live)
+	if err != nil {
+		return err
+	}
+	s.keys.forgetHash(k.Hash)
+	return writeOK(w, "API key revoked", map[string]any{"api_key": toAPIKeyJSON(k)})
+}
+
+// rotateAPIKey gives the calling key a new secret; its id, name, scopes and
+// mode stay.
+func rotateAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	key, err := s.store.RotateKey(r.Context(), acct.ID, acct.Key.ID)
+	if err != nil {
+		return err
+	}
+	s.keys.forgetHash(acct.Key.Hash)
+	return writeOK(w, "API key rotated", map[string]any{"api_key": key})
+}
+
+// clearTestData gives the account's test keys a fresh, empty test twin at
+// once, then deletes the records of retired twins for up to purgeBudget
+// items: 200 when nothing of them remains, 202 when the rest waits for the
+// next call.
+func clearTestData(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	if _, err := s.store.ClearTestData(r.Context(), acct.ID); err != nil {
+		return err
+	}
+	s.keys.forgetAccount(acct.ID)
+	remaining, err := s.purgeRetired(r, acct.ID)
+	if err != nil {
+		return err
+	}
+	if remaining {
+		return writeStatus(w, http.StatusAccepted, "Test data cleared; deleting the old records continues", map[string]any{"purge_complete": false})
+	}
+	return writeOK(w, "Test data cleared", map[string]any{"purge_complete": true})
+}
+
+// purgeBudget bounds the deletes one clear request makes, so that it ends
+// well inside its function's timeout.
+const purgeBudget = 2000
+
+// purgeRetired deletes the items of the account's retired test twins, up to
+// purgeBudget, and reports whether any remain.
+func (s *Server) purgeRetired(r *http.Request, account string) (bool, error) {
+	twins, err := s.store.Purging(r.Context(), account)
+	if err != nil {
+		return false, err
+	}
+	slices.Sort(twins)
+	budget := purgeBudget
+	for _, twin := range twins {
+		done, n, err := s.store.PurgeAccount(r.Context(), twin, budget)
+		if err != nil {
+			return false, err
+		}
+		budget -= n
+		if !done {
+			return true, nil
+		}
+		if err := s.store.Purged(r.Context(), account, twin); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}

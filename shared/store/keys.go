@@ -1,0 +1,436 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// An account's API keys. The live account item holds the registry of every
+// active key of both modes (attribute api_keys: key id -> name, scopes, mode,
+// prefix, hash, created_at; at most business.MaxAPIKeys), so one read lists
+// them, counts them and finds their hashes, and every change of the registry
+// is one transaction guarded by the account's version. Each key also has
+// its own item, KEY#<hash>, holding a copy of its account's fields (the live
+// account's, or the test twin's for a test key), its id, scopes and mode:
+// authenticating a request is one GetItem of it. Accounts made before keys
+// had names have key_hash and no registry: their one key is a "*" live key
+// whose id derives from its hash (business.LegacyKeyID), until the first
+// change of the registry writes it in.
+const (
+	keysAttr    = "api_keys"
+	twinGenAttr = "twin_gen"
+	purgingAttr = "purging"
+	lastUsedKey = "last_used_at"
+)
+
+// LastUsedEvery is how stale a key's last_used_at may be before a request
+// that reads the key from the table stamps it again. With the API's 5 s key
+// cache, the stamp trails the key's last use by at most a minute, and a busy
+// key costs about one write a minute, not one per request.
+const LastUsedEvery = 55 * time.Second
+
+func keyEntry(k business.APIKey) types.AttributeValue {
+	scopes := make([]types.AttributeValue, len(k.Scopes))
+	for i, s := range k.Scopes {
+		scopes[i] = str(s)
+	}
+	m := attrs{
+		"name":       str(k.Name),
+		"scopes":     &types.AttributeValueMemberL{Value: scopes},
+		"live":       &types.AttributeValueMemberBOOL{Value: k.Live},
+		"hash":       str(k.Hash),
+		"created_at": str(fmtTime(k.CreatedAt)),
+	}
+	if k.Prefix != "" {
+		m["prefix"] = str(k.Prefix)
+	}
+	return &types.AttributeValueMemberM{Value: m}
+}
+
+func scopesFrom(v types.AttributeValue) []string {
+	l, ok := v.(*types.AttributeValueMemberL)
+	if !ok {
+		return []string{business.ScopeAll}
+	}
+	out := make([]string, 0, len(l.Value))
+	for _, s := range l.Value {
+		if sv, ok := s.(*types.AttributeValueMemberS); ok {
+			out = append(out, sv.Value)
+		}
+	}
+	return out
+}
+
+func getBool(it attrs, k string, def bool) bool {
+	if b, ok := it[k].(*types.AttributeValueMemberBOOL); ok {
+		return b.Value
+	}
+	return def
+}
+
+// keysFrom returns the registry of the live account item it, oldest first.
+func keysFrom(it attrs) []business.APIKey {
+	m, ok := it[keysAttr].(*types.AttributeValueMemberM)
+	if !ok {
+		if hash := getS(it, "key_hash"); hash != "" {
+			return []business.APIKey{{ID: business.LegacyKeyID(hash), Name: "Default key", Scopes: []string{business.ScopeAll},
+				Live: true, CreatedAt: getTime(it, "created_at"), Hash: hash}}
+		}
+		return nil
+	}
+	out := make([]business.APIKey, 0, len(m.Value))
+	for id, v := range m.Value {
+		e, _ := v.(*types.AttributeValueMemberM)
+		if e == nil {
+			continue
+		}
+		out = append(out, business.APIKey{ID: id, Name: getS(e.Value, "name"), Scopes: scopesFrom(e.Value["scopes"]),
+			Live: getBool(e.Value, "live", true), Prefix: getS(e.Value, "prefix"), CreatedAt: getTime(e.Value, "created_at"),
+			Hash: getS(e.Value, "hash")})
+	}
+	slices.SortFunc(out, func(a, b business.APIKey) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+func keysValue(ks []business.APIKey) types.AttributeValue {
+	m := attrs{}
+	for _, k := range ks {
+		m[k.ID] = keyEntry(k)
+	}
+	return &types.AttributeValueMemberM{Value: m}
+}
+
+// keyItem is key k's own item, with a copy of acct (the account it acts on).
+func keyItem(acct business.Account, k business.APIKey) attrs {
+	it := key(keyPK(k.Hash), "KEY")
+	accountFields(it, acct)
+	it["type"] = str("api_key")
+	it["key_id"] = str(k.ID)
+	it["key_name"] = str(k.Name)
+	it["scopes"] = keyEntry(k).(*types.AttributeValueMemberM).Value["scopes"]
+	it["live"] = &types.AttributeValueMemberBOOL{Value: k.Live}
+	it["key_created_at"] = str(fmtTime(k.CreatedAt))
+	if k.Prefix != "" {
+		it["key_prefix"] = str(k.Prefix)
+	}
+	return it
+}
+
+// keyFrom reads the key described by a key item (hash is its hash).
+func keyFrom(it attrs, hash string) business.APIKey {
+	k := business.APIKey{ID: getS(it, "key_id"), Name: getS(it, "key_name"), Scopes: scopesFrom(it["scopes"]),
+		Live: getBool(it, "live", true), Prefix: getS(it, "key_prefix"), CreatedAt: getTime(it, "key_created_at"),
+		Hash: hash, LastUsedAt: getTime(it, lastUsedKey)}
+	if k.ID == "" { // the one key of an account from before keys had names
+		k.ID, k.Name, k.CreatedAt = business.LegacyKeyID(hash), "Default key", getTime(it, "created_at")
+	}
+	return k
+}
+
+// twinOf returns the test twin (generation gen) of live account a: the same
+// business, under its own id.
+func twinOf(a business.Account, gen int64) business.Account {
+	a.ID = business.TwinID(a.ID, gen)
+	return a
+}
+
+// keyAccount is the account key k acts on: live account a, or its twin.
+func keyAccount(cur attrs, k business.APIKey) business.Account {
+	a := accountFrom(cur)
+	if !k.Live {
+		return twinOf(a, getInt(cur, twinGenAttr))
+	}
+	return a
+}
+
+// twinItem is the account item of a's test twin (generation gen): a copy of
+// the live account's fields and timezone history, without keys or webhook.
+func twinItem(cur attrs, gen int64) attrs {
+	a := twinOf(accountFrom(cur), gen)
+	it := accountKey(a.ID)
+	accountFields(it, a)
+	it["type"] = str("account")
+	it["live_id"] = str(business.LiveID(a.ID))
+	if tz, ok := cur[timezonesAttr]; ok {
+		it[timezonesAttr] = tz
+	}
+	return it
+}
+
+// registryUpdate is the transaction action that writes the registry ks (and
+// any further SET clauses in extra, with their values) on the live account
+// item, on condition that its version is still the one read in cur, and
+// bumps the version.
+func (s *Store) registryUpdate(account string, cur attrs, ks []business.APIKey, extra string, vals attrs) txItem {
+	if vals == nil {
+		vals = attrs{}
+	}
+	vals[":keys"], vals[":zero"], vals[":one"] = keysValue(ks), nInt(0), nInt(1)
+	cond := "attribute_exists(PK) AND attribute_not_exists(version)"
+	if _, ok := cur["version"]; ok {
+		cond, vals[":v"] = "version = :v", nInt(getInt(cur, "version"))
+	}
+	return txItem{action: types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.table), Key: accountKey(account),
+		UpdateExpression:          aws.String("SET " + keysAttr + " = :keys, version = if_not_exists(version, :zero) + :one" + extra + " REMOVE key_hash"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeValues: vals,
+	}}, onFail: errRetry}
+}
+
+// liveAccountItem reads the live account item of account (a twin's id reads
+// its live account's).
+func (s *Store) liveAccountItem(ctx context.Context, account string) (attrs, error) {
+	return s.getAccountItem(ctx, business.LiveID(account))
+}
+
+// ListKeys returns every active key of account (live or test id: the same
+// list), oldest first, with when each was last used: one read of the account
+// and one batch read of the keys' own items.
+func (s *Store) ListKeys(ctx context.Context, account string) ([]business.APIKey, error) {
+	cur, err := s.liveAccountItem(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	ks := keysFrom(cur)
+	keys := make([]attrs, len(ks))
+	for i, k := range ks {
+		keys[i] = key(keyPK(k.Hash), "KEY")
+	}
+	found, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ks {
+		if found[i] != nil {
+			ks[i].LastUsedAt = getTime(found[i], lastUsedKey)
+		}
+	}
+	return ks, nil
+}
+
+// CreateKey makes a key as spec describes (name, scopes, mode) for account
+// (live or test id: keys belong to the live account) and returns it with its
+// secret, shown this once. The first test key also makes the account's test
+// twin. Returns ECONFLICT when the account has business.MaxAPIKeys keys.
+func (s *Store) CreateKey(ctx context.Context, account string, spec business.APIKey) (business.APIKey, string, error) {
+	live := business.LiveID(account)
+	var k business.APIKey
+	var secret string
+	err := retrying(ctx, func() error {
+		cur, err := s.getAccountItem(ctx, live)
+		if err != nil {
+			return err
+		}
+		ks := keysFrom(cur)
+		if len(ks) >= business.MaxAPIKeys {
+			return business.Errorf(business.ECONFLICT, "This account has %d active API keys, the most it may have; revoke one first", len(ks))
+		}
+		k = spec
+		k.ID, k.CreatedAt = business.NewKeyID(), s.now()
+		secret, k.Hash = business.NewModeAPIKey(k.Live)
+		k.Prefix = business.KeyPrefix(secret)
+		extra, vals := "", attrs{}
+		var actions []txItem
+		gen := getInt(cur, twinGenAttr)
+		if !k.Live && gen == 0 {
+			gen = 1
+			cur[twinGenAttr] = nInt(gen)
+			extra, vals[":gen"] = ", "+twinGenAttr+" = :gen", nInt(gen)
+			actions = append(actions, txItem{action: put(s.table, twinItem(cur, gen), "attribute_not_exists(PK)"), onFail: errRetry})
+		}
+		actions = append(actions,
+			s.registryUpdate(live, cur, append(ks, k), extra, vals),
+			txItem{action: put(s.table, keyItem(keyAccount(cur, k), k), "attribute_not_exists(PK)"), onFail: errRetry})
+		return s.transact(ctx, actions)
+	})
+	if err != nil {
+		return business.APIKey{}, "", err
+	}
+	return k, secret, nil
+}
+
+// RevokeKey ends key id of account at once (within the API's key cache TTL
+// on other warm processes) and returns it. onlyTest limits it to test keys
+// (what a test key may revoke): a live key is then ENOTFOUND, as is an id
+// the account has no key by. Returns ECONFLICT when it is the last live key
+// that may manage keys.
+func (s *Store) RevokeKey(ctx context.Context, account, id string, onlyTest bool) (business.APIKey, error) {
+	live := business.LiveID(account)
+	var gone business.APIKey
+	err := retrying(ctx, func() error {
+		cur, err := s.getAccountItem(ctx, live)
+		if err != nil {
+			return err
+		}
+		ks := keysFrom(cur)
+		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (k.Live == !onlyTest || !k.Live) })
+		if i < 0 {
+			return business.Errorf(business.ENOTFOUND, "API key %s not found", id)
+		}
+		gone = ks[i]
+		rest := slices.Delete(slices.Clone(ks), i, i+1)
+		if gone.Live && gone.ManagesKeys() && !slices.ContainsFunc(rest, func(k business.APIKey) bool { return k.Live && k.ManagesKeys() }) {
+			return business.Errorf(business.ECONFLICT, "API key %s is the last live key with the scope keys:write; create another before revoking it", id)
+		}
+		return s.transact(ctx, []txItem{
+			s.registryUpdate(live, cur, rest, "", nil),
+			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(gone.Hash), "KEY")}}},
+		})
+	})
+	return gone, err
+}
+
+// RotateKey replaces key id of account with a fresh secret of the same id,
+// name, scopes and mode, and returns the secret. The old secret stops working
+// at once (within the API's key cache TTL on other warm processes). Returns
+// ENOTFOUND when the account or the key does not exist.
+func (s *Store) RotateKey(ctx context.Context, account, id string) (string, error) {
+	live := business.LiveID(account)
+	var secret string
+	err := retrying(ctx, func() error {
+		cur, err := s.getAccountItem(ctx, live)
+		if err != nil {
+			return err
+		}
+		ks := keysFrom(cur)
+		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id })
+		if i < 0 {
+			return business.Errorf(business.ENOTFOUND, "API key %s not found", id)
+		}
+		old := ks[i]
+		k := old
+		secret, k.Hash = business.NewModeAPIKey(k.Live)
+		k.Prefix = business.KeyPrefix(secret)
+		ks[i] = k
+		// Guarded by the version read, which settings changes bump too: the
+		// new key's copy of the account is never older than the account.
+		return s.transact(ctx, []txItem{
+			s.registryUpdate(live, cur, ks, "", nil),
+			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(old.Hash), "KEY")}}},
+			{action: put(s.table, keyItem(keyAccount(cur, k), k), "attribute_not_exists(PK)"), onFail: errRetry},
+		})
+	})
+	return secret, err
+}
+
+// FindAccountByKeyHash returns the account whose API key hashes to hash,
+// with the key (Account.Key) and when it was last used. Returns
+// EUNAUTHORIZED when no such key exists (unknown, rotated or revoked). The
+// read is consistent, so that right after a rotation the new key works and
+// the old one does not; the API's key cache (shared/api/auth.go) keeps this
+// read off most requests, so its double cost is rarely paid.
+func (s *Store) FindAccountByKeyHash(ctx context.Context, hash string) (business.Account, error) {
+	it, err := s.getItem(ctx, key(keyPK(hash), "KEY"), true)
+	if err != nil {
+		return business.Account{}, fmt.Errorf("get api key: %w", err)
+	}
+	if it == nil {
+		return business.Account{}, business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
+	}
+	a := accountFrom(it)
+	a.Key = keyFrom(it, hash)
+	return a, nil
+}
+
+// StampKeyUse records that the key with hash was used at `at`, unless its
+// stamp is already within LastUsedEvery of it (a concurrent stamp won) or
+// the key is gone. One conditional write; losing the condition is no error.
+func (s *Store) StampKeyUse(ctx context.Context, hash string, at time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(keyPK(hash), "KEY"),
+		UpdateExpression:          aws.String("SET " + lastUsedKey + " = :at"),
+		ConditionExpression:       aws.String("attribute_exists(PK) AND (attribute_not_exists(" + lastUsedKey + ") OR " + lastUsedKey + " < :stale)"),
+		ExpressionAttributeValues: attrs{":at": str(fmtTime(at)), ":stale": str(fmtTime(at.Add(-LastUsedEvery)))},
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
+}
+
+// ClearTestData gives account's test keys a fresh, empty test twin (the next
+// generation) and retires the current one, in one transaction: from then on
+// (within the API's key cache TTL on other warm processes) test keys see no
+// record, event, report, webhook setting or endpoint of before. The retired
+// twin's id joins the account's purging list, whose items PurgeAccount
+// deletes. Returns the retired twin's id. Returns ECONFLICT when the account
+// has no test twin (no test key was ever made).
+func (s *Store) ClearTestData(ctx context.Context, account string) (string, error) {
+	live := business.LiveID(account)
+	var retired string
+	err := retrying(ctx, func() error {
+		cur, err := s.getAccountItem(ctx, live)
+		if err != nil {
+			return err
+		}
+		gen := getInt(cur, twinGenAttr)
+		if gen == 0 {
+			return business.Errorf(business.ECONFLICT, "This account has no test data: no test key was ever made")
+		}
+		retired = business.TwinID(live, gen)
+		fresh := business.TwinID(live, gen+1)
+		reg := s.registryUpdate(live, cur, keysFrom(cur), ", "+twinGenAttr+" = :gen", attrs{":gen": nInt(gen + 1), ":old": &types.AttributeValueMemberSS{Value: []string{retired}}})
+		reg.action.Update.UpdateExpression = aws.String(*reg.action.Update.UpdateExpression + " ADD " + purgingAttr + " :old")
+		actions := []txItem{reg,
+			{action: put(s.table, twinItem(cur, gen+1), "attribute_not_exists(PK)"), onFail: errRetry},
+			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: accountKey(retired)}}},
+		}
+		for _, k := range keysFrom(cur) {
+			if !k.Live {
+				actions = append(actions, txItem{action: types.TransactWriteItem{Update: &types.Update{
+					TableName: aws.String(s.table), Key: key(keyPK(k.Hash), "KEY"),
+					UpdateExpression:          aws.String("SET account_id = :twin"),
+					ConditionExpression:       aws.String("attribute_exists(PK)"),
+					ExpressionAttributeValues: attrs{":twin": str(fresh)},
+				}}, onFail: errRetry})
+			}
+		}
+		return s.transact(ctx, actions)
+	})
+	return retired, err
+}
+
+// Purging reports the retired test twins of account whose items are still
+// being deleted.
+func (s *Store) Purging(ctx context.Context, account string) ([]string, error) {
+	cur, err := s.liveAccountItem(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	ss, _ := cur[purgingAttr].(*types.AttributeValueMemberSS)
+	if ss == nil {
+		return nil, nil
+	}
+	return ss.Value, nil
+}
+
+// Purged takes twin off account's purging list, once PurgeAccount has
+// deleted all of its items.
+func (s *Store) Purged(ctx context.Context, account, twin string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: accountKey(business.LiveID(account)),
+		UpdateExpression:          aws.String("DELETE " + purgingAttr + " :t"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: attrs{":t": &types.AttributeValueMemberSS{Value: []string{twin}}},
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
+}

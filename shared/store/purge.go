@@ -1,0 +1,429 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Purging a retired test twin. Its items are found without a Scan (which
+// would read every account's): every partition read is named exactly, from
+// the account's own partition, the list index's partition of each kind
+// (A#<acct>#<KIND> in IndexCreated, which gives each record's table key) and
+// the partitions those lead to. Never a begins_with on a partition key: one
+// account id may begin another's (acct_1_test, acct_1_test2).
+
+// purgeWorkers bounds the records one purge deletes at once.
+const purgeWorkers = 16
+
+// purgeKinds are the kinds of record IndexCreated lists under
+// A#<acct>#<KIND>, in the order they are purged, each with the unique values
+// (A#<acct>#UNIQUE#…) its record claims, derived from the record's own item.
+var purgeKinds = []struct {
+	kind    string
+	uniques func(account string, it attrs) []attrs
+}{
+	{"SALE", func(account string, it attrs) []attrs {
+		return nil
+	}},
+	{"ITEM", func(account string, it attrs) []attrs {
+		return []attrs{uniqueKey(account, "item_slug", invItemFrom(it).Slug)}
+	}},
+	{"CATEGORY", func(account string, it attrs) []attrs {
+		return []attrs{uniqueKey(account, "category_name", business.NameKey(categoryFrom(it).Name))}
+	}},
+	{"CUSTOMER", nil},
+	{"EXPENSE", nil},
+	{"DELIVERY", nil}, // the payment webhook's deliveries
+	{"EVENT", nil},
+}
+
+// errBudgetSpent stops a purge that has more to delete than its budget
+// allows.
+var errBudgetSpent = errors.New("store: purge budget spent")
+
+// PurgeAccount deletes the items of a retired account (a cleared test twin, see ClearTestData in shared/store/keys.go), at most budget deletes per call; done reports that nothing of it remains to delete.
+//
+// Each call walks the account's items afresh (what earlier calls deleted is
+// gone), in this order, so that nothing is deleted before what leads to it:
+//
+//  1. each webhook endpoint (A#<acct> / WHEP#<id>): its deliveries (listed in
+//     IndexCreated under A#<acct>#EP#<id>#DELIVERY), its queue's partition
+//     (A#<acct>#EP#<id>), then the endpoint item;
+//  2. each record of the kinds in purgeKinds (sales, items, categories,
+//     customers, expenses, payment deliveries, events), found in
+//     IndexCreated under A#<acct>#<KIND>: first everything else in its own
+//     partition (a sale's payments and refunds, an item's stock movements),
+//     then the unique values it claims (invoice number, item slug, category
+//     name), then the record's item itself;
+//  3. the report figures waiting in A#<acct>#REPORT#PEND0..3, then the sums
+//     in A#<acct>#REPORT;
+//  4. the account's partition A#<acct> (its counters, queue item, rate
+//     limit windows, what is left of the account);
+//  5. its secrets, SECRET#<acct> (the callback secret, the endpoints').
+//
+// A record and its unique values take their deletes together: a budget
+// that cannot hold both stops the call before them (after reading whether
+// the unique value is still there), so a budget of 1 still moves on.
+//
+// Left behind, to expire by TTL: idempotency keys (A#<acct>#IDEM#…, at most
+// IdempotencyTTL, 24 h), which nothing lists; and the deliveries of an
+// endpoint deleted before the twin was retired, which nothing left names
+// (at most business.EventRetention, 30 days). Writes that reach the twin
+// after this walked past their place (a test key cached by a warm process
+// for a few seconds after ClearTestData) are left too; a later call finds
+// them.
+//
+// It refuses an id that is not a test twin's, and the live account's
+// current twin.
+func (s *Store) PurgeAccount(ctx context.Context, account string, budget int) (done bool, deleted int, err error) {
+	if err := s.purgeable(ctx, account); err != nil {
+		return false, 0, err
+	}
+	p := &purger{s: s, account: account, left: max(budget, 0)}
+	err = p.run(ctx)
+	if errors.Is(err, errBudgetSpent) {
+		return false, p.done(), nil
+	}
+	return err == nil, p.done(), err
+}
+
+// purgeable refuses what PurgeAccount must never delete: a live account,
+// and the test twin that test keys use now.
+func (s *Store) purgeable(ctx context.Context, account string) error {
+	if !business.IsTestAccount(account) || strings.Contains(account, "#") {
+		return fmt.Errorf("purge %s: not a test twin's id", account)
+	}
+	live, err := s.getItem(ctx, accountKey(business.LiveID(account)), true)
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", account, err)
+	}
+	if gen := getInt(live, twinGenAttr); live != nil && gen > 0 && business.TwinID(business.LiveID(account), gen) == account {
+		return fmt.Errorf("purge %s: it is its account's current test twin", account)
+	}
+	return nil
+}
+
+// purger is one PurgeAccount call: its budget, shared by its workers.
+type purger struct {
+	s       *Store
+	account string
+
+	mu      sync.Mutex
+	left    int // deletes the budget still allows
+	deleted int // deletes made
+	// spent says the budget fell short somewhere: the call will not be
+	// done, so its other workers stop reading.
+	spent atomic.Bool
+}
+
+func (p *purger) done() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.deleted
+}
+
+// budget returns how many deletes the budget still allows.
+func (p *purger) budget() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.left
+}
+
+// take reserves up to n deletes and returns how many it reserved; whole
+// reserves n or none.
+func (p *purger) take(n int, whole bool) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n > p.left {
+		if whole {
+			return 0
+		}
+		n = p.left
+	}
+	p.left -= n
+	return n
+}
+
+func (p *purger) run(ctx context.Context) error {
+	if err := p.endpoints(ctx); err != nil {
+		return err
+	}
+	for _, k := range purgeKinds {
+		if err := p.listed(ctx, acctPK(p.account)+"#"+k.kind, k.uniques); err != nil {
+			return err
+		}
+	}
+	for shard := range figuresShards {
+		if err := p.partition(ctx, pendingPK(p.account, shard)); err != nil {
+			return err
+		}
+	}
+	for _, pk := range []string{reportPK(p.account), acctPK(p.account), SecretKeyPrefix + p.account} {
+		if err := p.partition(ctx, pk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endpoints purges each webhook endpoint: its deliveries, its queue, then
+// the endpoint item (its secret goes with SECRET#<acct>).
+func (p *purger) endpoints(ctx context.Context) error {
+	var eps []attrs
+	pages := dynamodb.NewQueryPaginator(p.s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(p.s.table),
+		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :prefix)"),
+		ExpressionAttributeValues: attrs{":pk": str(acctPK(p.account)), ":prefix": str(endpointSKPrefix)},
+		ProjectionExpression:      aws.String("PK, SK"),
+		ConsistentRead:            aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("purge: list webhook endpoints: %w", err)
+		}
+		eps = append(eps, out.Items...)
+	}
+	for _, ep := range eps {
+		queue := EndpointQueue(p.account, strings.TrimPrefix(getS(ep, "SK"), endpointSKPrefix))
+		if err := p.listed(ctx, acctPK(queue)+"#DELIVERY", nil); err != nil {
+			return err
+		}
+		if err := p.partition(ctx, acctPK(queue)); err != nil {
+			return err
+		}
+		if err := p.delete(ctx, []attrs{key(getS(ep, "PK"), getS(ep, "SK"))}, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listed purges every record IndexCreated lists under pk (see record), a
+// page of them at a time, purgeWorkers at once.
+func (p *purger) listed(ctx context.Context, pk string, uniques func(string, attrs) []attrs) error {
+	var start attrs
+	for {
+		out, err := p.s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(p.s.table),
+			IndexName:                 aws.String(IndexCreated.Name),
+			KeyConditionExpression:    aws.String("#pk = :pk"),
+			ExpressionAttributeNames:  map[string]string{"#pk": IndexCreated.PK, "#tpk": "PK", "#tsk": "SK"},
+			ExpressionAttributeValues: attrs{":pk": str(pk)},
+			ProjectionExpression:      aws.String("#tpk, #tsk"),
+			Limit:                     aws.Int32(int32(min(max(p.budget(), 1), 100))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return fmt.Errorf("purge: list %s: %w", pk, err)
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, purgeWorkers)
+		errs := make([]error, len(out.Items))
+		for i, it := range out.Items {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = p.record(ctx, getS(it, "PK"), getS(it, "SK"), uniques)
+			}()
+		}
+		wg.Wait()
+		if err := firstPurgeError(errs); err != nil {
+			return err
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		start = out.LastEvaluatedKey
+	}
+}
+
+// firstPurgeError returns the first fault among errs, else errBudgetSpent
+// when any worker ran out of budget, else nil.
+func firstPurgeError(errs []error) error {
+	var spent error
+	for _, err := range errs {
+		switch {
+		case errors.Is(err, errBudgetSpent):
+			spent = err
+		case err != nil:
+			return err
+		}
+	}
+	return spent
+}
+
+// record purges the record whose item is pk / leadSK: every other item of
+// its partition first, then the unique values uniques derives from its item
+// (nil: none), then the item.
+func (p *purger) record(ctx context.Context, pk, leadSK string, uniques func(string, attrs) []attrs) error {
+	if p.spent.Load() {
+		return errBudgetSpent
+	}
+	var lead attrs
+	var start attrs
+	for {
+		in := &dynamodb.QueryInput{
+			TableName:                 aws.String(p.s.table),
+			KeyConditionExpression:    aws.String("PK = :pk"),
+			ExpressionAttributeValues: attrs{":pk": str(pk)},
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(int32(min(p.budget()+1, 1000))),
+			ExclusiveStartKey:         start,
+		}
+		if uniques == nil {
+			in.ProjectionExpression = aws.String("PK, SK")
+		}
+		out, err := p.s.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("purge: read %s: %w", pk, err)
+		}
+		var rest []attrs
+		for _, it := range out.Items {
+			if sk := getS(it, "SK"); sk == leadSK {
+				lead = it
+			} else {
+				rest = append(rest, key(pk, sk))
+			}
+		}
+		if err := p.delete(ctx, rest, false); err != nil {
+			return err
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		start = out.LastEvaluatedKey
+	}
+	if lead == nil { // gone already (an index entry that trails its item)
+		return nil
+	}
+	var guards []attrs
+	if uniques != nil {
+		seen := map[string]bool{}
+		for _, g := range uniques(p.account, lead) {
+			if k := getS(g, "PK") + "\x00" + getS(g, "SK"); !seen[k] {
+				seen[k] = true
+				guards = append(guards, g)
+			}
+		}
+	}
+	self := key(pk, leadSK)
+	if p.take(len(guards)+1, true) == 0 {
+		// Not enough budget for all of them: an earlier call that stopped
+		// here may have deleted the unique values already.
+		found, err := p.s.batchGet(ctx, guards)
+		if err != nil {
+			return fmt.Errorf("purge: read unique values of %s: %w", pk, err)
+		}
+		guards = guards[:0]
+		for _, g := range found {
+			if g != nil {
+				guards = append(guards, key(getS(g, "PK"), getS(g, "SK")))
+			}
+		}
+		if p.take(len(guards)+1, true) == 0 {
+			if err := p.delete(ctx, guards, false); err != nil {
+				return err
+			}
+			return p.stop()
+		}
+	}
+	if err := p.deleteTaken(ctx, guards); err != nil {
+		return err
+	}
+	return p.deleteTaken(ctx, []attrs{self})
+}
+
+// partition purges every item of the table partition pk.
+func (p *purger) partition(ctx context.Context, pk string) error {
+	var start attrs
+	for {
+		out, err := p.s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(p.s.table),
+			KeyConditionExpression:    aws.String("PK = :pk"),
+			ExpressionAttributeValues: attrs{":pk": str(pk)},
+			ProjectionExpression:      aws.String("PK, SK"),
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(int32(min(max(p.budget(), 1), 1000))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return fmt.Errorf("purge: read %s: %w", pk, err)
+		}
+		keys := make([]attrs, len(out.Items))
+		for i, it := range out.Items {
+			keys[i] = key(getS(it, "PK"), getS(it, "SK"))
+		}
+		if err := p.delete(ctx, keys, false); err != nil {
+			return err
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		start = out.LastEvaluatedKey
+	}
+}
+
+// delete deletes keys as far as the budget allows (all of them or none
+// when whole), in order; errBudgetSpent when it could not delete them all.
+func (p *purger) delete(ctx context.Context, keys []attrs, whole bool) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	n := p.take(len(keys), whole)
+	if err := p.deleteTaken(ctx, keys[:n]); err != nil {
+		return err
+	}
+	if n < len(keys) {
+		return p.stop()
+	}
+	return nil
+}
+
+// stop records that the budget fell short and returns errBudgetSpent.
+func (p *purger) stop() error {
+	p.spent.Store(true)
+	return errBudgetSpent
+}
+
+// deleteTaken deletes keys, whose deletes are reserved already, with
+// BatchWriteItem: 25 per call, in order, each call's unprocessed items
+// retried before the next.
+func (p *purger) deleteTaken(ctx context.Context, keys []attrs) error {
+	const perCall = 25
+	for lo := 0; lo < len(keys); lo += perCall {
+		chunk := keys[lo:min(lo+perCall, len(keys))]
+		reqs := make([]types.WriteRequest, len(chunk))
+		for i, k := range chunk {
+			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+		}
+		pending := map[string][]types.WriteRequest{p.s.table: reqs}
+		for attempt := 0; len(pending) > 0; attempt++ {
+			out, err := p.s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			if err != nil {
+				return fmt.Errorf("purge: delete: %w", err)
+			}
+			pending = out.UnprocessedItems
+			if len(pending) > 0 {
+				if err := sleep(ctx, min(attempt, 5)); err != nil {
+					return err
+				}
+			}
+		}
+		p.mu.Lock()
+		p.deleted += len(chunk)
+		p.mu.Unlock()
+	}
+	return nil
+}
