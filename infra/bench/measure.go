@@ -164,6 +164,9 @@ func (b *bench) roundTrips() error {
 	if err := b.reportTrips(covered); err != nil {
 		return fmt.Errorf("settings and reports: %w", err)
 	}
+	if err := b.keyTrips(covered); err != nil {
+		return fmt.Errorf("api keys: %w", err)
+	}
 	for _, r := range api.Routes {
 		if !covered[r.Function] {
 			return fmt.Errorf("route %s has no benchmark request", r.Function)

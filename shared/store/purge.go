@@ -33,7 +33,7 @@ var purgeKinds = []struct {
 	uniques func(account string, it attrs) []attrs
 }{
 	{"SALE", func(account string, it attrs) []attrs {
-		return nil
+		return []attrs{invoiceNumberGuard(account, saleSummaryFrom(it).InvoiceNumber)}
 	}},
 	{"ITEM", func(account string, it attrs) []attrs {
 		return []attrs{uniqueKey(account, "item_slug", invItemFrom(it).Slug)}
@@ -71,17 +71,22 @@ var errBudgetSpent = errors.New("store: purge budget spent")
 //     limit windows, what is left of the account);
 //  5. its secrets, SECRET#<acct> (the callback secret, the endpoints').
 //
-// A record and its unique values take their deletes together: a budget
-// that cannot hold both stops the call before them (after reading whether
-// the unique value is still there), so a budget of 1 still moves on.
+// A record's unique values are read (one consistent read) before they are
+// deleted, so that none is deleted twice when an earlier call stopped
+// between them and the record's item; a budget too small for both deletes
+// the unique values and leaves the item to the next call, so every call
+// with a budget of 1 or more deletes something while anything remains, and
+// deleted counts items that were there.
 //
 // Left behind, to expire by TTL: idempotency keys (A#<acct>#IDEM#…, at most
 // IdempotencyTTL, 24 h), which nothing lists; and the deliveries of an
 // endpoint deleted before the twin was retired, which nothing left names
 // (at most business.EventRetention, 30 days). Writes that reach the twin
 // after this walked past their place (a test key cached by a warm process
-// for a few seconds after ClearTestData) are left too; a later call finds
-// them.
+// for a few seconds after ClearTestData, a webhook attempt under way) are
+// left to a later call, which finds them while what leads to them is there:
+// an endpoint's queue item written again after its endpoint was deleted is
+// not found.
 //
 // It refuses an id that is not a test twin's, and the live account's
 // current twin.
@@ -92,9 +97,9 @@ func (s *Store) PurgeAccount(ctx context.Context, account string, budget int) (d
 	p := &purger{s: s, account: account, left: max(budget, 0)}
 	err = p.run(ctx)
 	if errors.Is(err, errBudgetSpent) {
-		return false, p.done(), nil
+		return false, p.count(), nil
 	}
-	return err == nil, p.done(), err
+	return err == nil, p.count(), err
 }
 
 // purgeable refuses what PurgeAccount must never delete: a live account,
@@ -126,7 +131,8 @@ type purger struct {
 	spent atomic.Bool
 }
 
-func (p *purger) done() int {
+// count returns how many deletes the call made.
+func (p *purger) count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.deleted
@@ -308,41 +314,41 @@ func (p *purger) record(ctx context.Context, pk, leadSK string, uniques func(str
 	if lead == nil { // gone already (an index entry that trails its item)
 		return nil
 	}
+	// The unique values still there: an earlier call may have deleted them
+	// and stopped before the record's item (its budget, or its context, ran
+	// out in between), and a delete of what is gone would cost as much.
 	var guards []attrs
 	if uniques != nil {
+		var want []attrs
 		seen := map[string]bool{}
 		for _, g := range uniques(p.account, lead) {
 			if k := getS(g, "PK") + "\x00" + getS(g, "SK"); !seen[k] {
 				seen[k] = true
-				guards = append(guards, g)
+				want = append(want, g)
 			}
 		}
-	}
-	self := key(pk, leadSK)
-	if p.take(len(guards)+1, true) == 0 {
-		// Not enough budget for all of them: an earlier call that stopped
-		// here may have deleted the unique values already.
-		found, err := p.s.batchGet(ctx, guards)
+		found, err := p.s.batchGet(ctx, want)
 		if err != nil {
 			return fmt.Errorf("purge: read unique values of %s: %w", pk, err)
 		}
-		guards = guards[:0]
 		for _, g := range found {
 			if g != nil {
 				guards = append(guards, key(getS(g, "PK"), getS(g, "SK")))
 			}
 		}
-		if p.take(len(guards)+1, true) == 0 {
-			if err := p.delete(ctx, guards, false); err != nil {
-				return err
-			}
-			return p.stop()
+	}
+	if p.take(len(guards)+1, true) == 0 {
+		// The budget cannot hold them and the item together: the unique
+		// values it can hold go first, and the next call goes on.
+		if err := p.delete(ctx, guards, false); err != nil {
+			return err
 		}
+		return p.stop()
 	}
 	if err := p.deleteTaken(ctx, guards); err != nil {
 		return err
 	}
-	return p.deleteTaken(ctx, []attrs{self})
+	return p.deleteTaken(ctx, []attrs{key(pk, leadSK)})
 }
 
 // partition purges every item of the table partition pk.

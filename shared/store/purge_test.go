@@ -102,7 +102,7 @@ func fillAccount(t *testing.T, st *store.Store, account string) {
 func tableItems(t *testing.T, st *store.Store) [][2]string {
 	t.Helper()
 	var out [][2]string
-	pages := dynamodb.NewScanPaginator(st.Client(), &dynamodb.ScanInput{TableName: aws.String(st.Table()), ProjectionExpression: aws.String("PK, SK")})
+	pages := dynamodb.NewScanPaginator(st.Client(), &dynamodb.ScanInput{TableName: aws.String(st.Table()), ProjectionExpression: aws.String("PK, SK"), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(context.Background())
 		if err != nil {
