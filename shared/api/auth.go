@@ -122,13 +122,13 @@ func (c *keyCache) forgetHash(hash string) {
 	c.mu.Unlock()
 }
 
-// forgetAccount drops every key of account from the cache, so that a change
+// forgetAccount drops every key of account (both modes) from the cache, so that a change
 // of its settings (name, invoice prefix) is seen at once on this process;
 // other warm processes see it within the TTL.
 func (c *keyCache) forgetAccount(account string) {
 	c.mu.Lock()
 	for h, e := range c.m {
-		if e.account.ID == account {
+		if business.LiveID(e.account.ID) == business.LiveID(account) {
 			delete(c.m, h)
 		}
 	}

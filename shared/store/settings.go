@@ -114,9 +114,10 @@ func (c SettingsChange) check(a business.Account) business.FieldErrors {
 }
 
 // UpdateSettings changes the account's name and timezone on the account
-// item and on its API key's copy (what authenticating reads), in one
-// transaction guarded by the account's version (a key rotation bumps it
-// too). One read and one write. The operators' directory entry keeps the
+// item, on every API key's copy (what authenticating reads; at most
+// business.MaxAPIKeys) and on the test twin's account item, which mirrors
+// them, in one transaction guarded by the account's version (every change
+// of the keys bumps it too). One read and one write. The operators' directory entry keeps the
 // name the account was created with. A new timezone takes
 // effect TimezoneDelay after now. Returns EINVALID naming a bad field, or one
 // that cannot change, and ECONFLICT when the timezone history is full.
