@@ -2,7 +2,7 @@ package api
 
 import (
 	"net/http"
-	"slices"
+	"time"
 
 	"bizdata/shared/business"
 )
@@ -153,6 +153,13 @@ func clearTestData(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 // well inside its function's timeout.
 const purgeBudget = 2000
 
+// retiredGrace is how long a retired test twin may still be written after
+// its clear: by a test key cached on another warm process (MaxKeyCacheTTL),
+// in a request that may run for the function's timeout (10 s). Until then
+// it stays on the purging list, so that the next clear deletes such writes
+// too.
+const retiredGrace = MaxKeyCacheTTL + 10*time.Second
+
 // purgeRetired deletes the items of the account's retired test twins, up to
 // purgeBudget, and reports whether any remain.
 func (s *Server) purgeRetired(r *http.Request, account string) (bool, error) {
@@ -160,10 +167,9 @@ func (s *Server) purgeRetired(r *http.Request, account string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	slices.Sort(twins)
 	budget := purgeBudget
 	for _, twin := range twins {
-		done, n, err := s.store.PurgeAccount(r.Context(), twin, budget)
+		done, n, err := s.store.PurgeAccount(r.Context(), twin.ID, budget)
 		if err != nil {
 			return false, err
 		}
@@ -171,8 +177,10 @@ func (s *Server) purgeRetired(r *http.Request, account string) (bool, error) {
 		if !done {
 			return true, nil
 		}
-		if err := s.store.Purged(r.Context(), account, twin); err != nil {
-			return false, err
+		if s.store.Now().Sub(twin.At) > retiredGrace {
+			if err := s.store.Purged(r.Context(), account, twin); err != nil {
+				return false, err
+			}
 		}
 	}
 	return false, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -385,7 +386,7 @@ func (s *Store) ClearTestData(ctx context.Context, account string) (string, erro
 		}
 		retired = business.TwinID(live, gen)
 		fresh := business.TwinID(live, gen+1)
-		reg := s.registryUpdate(live, cur, keysFrom(cur), ", "+twinGenAttr+" = :gen", attrs{":gen": nInt(gen + 1), ":old": &types.AttributeValueMemberSS{Value: []string{retired}}})
+		reg := s.registryUpdate(live, cur, keysFrom(cur), ", "+twinGenAttr+" = :gen", attrs{":gen": nInt(gen + 1), ":old": &types.AttributeValueMemberSS{Value: []string{retiredEntry(retired, s.now())}}})
 		reg.action.Update.UpdateExpression = aws.String(*reg.action.Update.UpdateExpression + " ADD " + purgingAttr + " :old")
 		actions := []txItem{reg,
 			{action: put(s.table, twinItem(cur, gen+1), "attribute_not_exists(PK)"), onFail: errRetry},
@@ -406,9 +407,25 @@ func (s *Store) ClearTestData(ctx context.Context, account string) (string, erro
 	return retired, err
 }
 
-// Purging reports the retired test twins of account whose items are still
-// being deleted.
-func (s *Store) Purging(ctx context.Context, account string) ([]string, error) {
+// Retired is a test twin retired by ClearTestData, whose items PurgeAccount
+// deletes.
+type Retired struct {
+	ID string
+	At time.Time
+	// entry is how the account's purging set holds it.
+	entry string
+}
+
+// retiredEntry is how the purging set holds twin, retired at `at`: the id and
+// the Unix second, so that a clear made twice within a second stays two
+// entries and each is taken off exactly.
+func retiredEntry(twin string, at time.Time) string {
+	return twin + "@" + strconv.FormatInt(at.Unix(), 10)
+}
+
+// Purging returns the retired test twins of account whose items may still
+// need deleting, oldest first.
+func (s *Store) Purging(ctx context.Context, account string) ([]Retired, error) {
 	cur, err := s.liveAccountItem(ctx, account)
 	if err != nil {
 		return nil, err
@@ -417,17 +434,24 @@ func (s *Store) Purging(ctx context.Context, account string) ([]string, error) {
 	if ss == nil {
 		return nil, nil
 	}
-	return ss.Value, nil
+	out := make([]Retired, 0, len(ss.Value))
+	for _, e := range ss.Value {
+		id, at, _ := strings.Cut(e, "@")
+		sec, _ := strconv.ParseInt(at, 10, 64)
+		out = append(out, Retired{ID: id, At: time.Unix(sec, 0).UTC(), entry: e})
+	}
+	slices.SortFunc(out, func(a, b Retired) int { return a.At.Compare(b.At) })
+	return out, nil
 }
 
-// Purged takes twin off account's purging list, once PurgeAccount has
-// deleted all of its items.
-func (s *Store) Purged(ctx context.Context, account, twin string) error {
+// Purged takes r off account's purging list, once PurgeAccount has deleted
+// all of its items and nothing can write to it any more.
+func (s *Store) Purged(ctx context.Context, account string, r Retired) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: accountKey(business.LiveID(account)),
 		UpdateExpression:          aws.String("DELETE " + purgingAttr + " :t"),
 		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: attrs{":t": &types.AttributeValueMemberSS{Value: []string{twin}}},
+		ExpressionAttributeValues: attrs{":t": &types.AttributeValueMemberSS{Value: []string{r.entry}}},
 	})
 	if isConditionFailed(err) {
 		return nil
