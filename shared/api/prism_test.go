@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ import (
 	"bizdata/shared/money"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // TestOpenAPIConformance sends success and error answers of every route
@@ -220,6 +224,70 @@ func TestOpenAPIConformance(t *testing.T) {
 		steps = append(steps, step{"POST", "/api/v1/user/webhook/test", nil, nil, 200})
 	}
 	steps = append(steps, step{"POST", "/api/v1/user/webhook/test", nil, nil, 429})
+	// API keys, scopes and test mode. Keys made beforehand: a till's (no
+	// customers:read, no keys:write), one with keys:write alone, and a test
+	// key with "*". Before the step at full, keys are made up to the 20 an
+	// account may have; before the step at junk, the test twin gets more
+	// items than one clear deletes, so that clear is 202 and the next 200.
+	keyOf := func(name string, scopes []string, mode string) (business.APIKey, string) {
+		t.Helper()
+		spec, err := business.NewKeySpec(name, scopes, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, secret, err := e.store.CreateKey(ctx, e.acct.ID, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, secret
+	}
+	till, tillKey := keyOf("Prism till", []string{"sales:write", "inventory:read"}, "live")
+	keysOnly, keysOnlyKey := keyOf("Prism key maker", []string{business.ScopeKeyWrite}, "live")
+	_, testKey := keyOf("Prism sandbox", []string{business.ScopeAll}, "test")
+	keys, err := e.store.ListKeys(ctx, e.acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := keys[slices.IndexFunc(keys, func(k business.APIKey) bool { return k.Hash == business.HashAPIKey(e.key) })]
+	as := func(key string) []string { return []string{"Authorization", "Bearer " + key} }
+	revoke := func(id string) string { return "/api/v1/api-keys/" + id + "/revoke" }
+	steps = append(steps, []step{
+		{"GET", "/api/v1/api-keys", nil, nil, 200},
+		{"GET", "/api/v1/api-keys?limit=5", nil, nil, 400},
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "Till 1", "scopes": []string{"sales:write", "inventory:read"}}, nil, 200},
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "Till 2", "scopes": []string{"sales:delete"}}, nil, 400},
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "", "scopes": []string{}, "mode": "sandbox"}, nil, 400},
+		{"GET", "/api/v1/inventory/items", nil, as(tillKey), 200},
+		{"GET", "/api/v1/customers", nil, as(tillKey), 403},
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "Till 3", "scopes": []string{"sales:write"}}, as(tillKey), 403},
+		{"GET", "/api/v1/user/authenticate", nil, as(tillKey), 200},
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "Till 4", "scopes": []string{"sales:write"}}, as(keysOnlyKey), 403},
+		{"GET", "/api/v1/user/authenticate", nil, as(testKey), 200}, // livemode false
+		{"POST", "/api/v1/customers/add", map[string]any{"name": "Test customer"}, as(testKey), 200},
+		{"GET", "/api/v1/events", nil, as(testKey), 200}, // livemode false
+		{"PUT", "/api/v1/user/settings", map[string]any{"business_name": "Sandbox"}, as(testKey), 403},
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "Test till", "scopes": []string{"sales:write"}, "mode": "test"}, as(testKey), 200},
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "Live from test", "scopes": []string{"sales:read"}}, as(testKey), 403},
+		{"GET", "/api/v1/api-keys", nil, as(testKey), 200},
+		{"POST", revoke(till.ID), nil, as(testKey), 404},
+		{"POST", "/api/v1/test-data/clear", nil, nil, 403},
+	}...)
+	full := len(steps)
+	steps = append(steps, []step{
+		{"POST", "/api/v1/api-keys", map[string]any{"name": "Till 21", "scopes": []string{"sales:read"}}, nil, 409},
+		{"POST", revoke(keysOnly.ID), nil, nil, 200},
+		{"POST", revoke(keysOnly.ID), nil, nil, 404},
+		{"POST", revoke("nope"), nil, nil, 404},
+		{"POST", revoke(own.ID), map[string]any{}, nil, 409},
+		{"POST", revoke(till.ID), map[string]any{"reason": "lost"}, nil, 400},
+	}...)
+	junk := len(steps)
+	steps = append(steps, []step{
+		{"POST", "/api/v1/test-data/clear", nil, as(testKey), 202},
+		{"POST", "/api/v1/test-data/clear", nil, as(testKey), 200},
+		{"GET", "/api/v1/customers", nil, as(testKey), 200}, // none: the test data starts afresh
+		{"POST", "/api/v1/user/api-key/rotate", nil, as(testKey), 200},
+	}...)
 	steps = append(steps, []step{
 		{"GET", "/api/v1/user/webhook/deliveries?state=failed", nil, nil, 200},
 		{"GET", "/api/v1/user/webhook/deliveries?state=lost", nil, nil, 400},
@@ -237,6 +305,18 @@ func TestOpenAPIConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+		}
+		if i == full {
+			ks, err := e.store.ListKeys(ctx, e.acct.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := len(ks); n < business.MaxAPIKeys; n++ {
+				keyOf(fmt.Sprint("Filler ", n), []string{"sales:read"}, "live")
+			}
+		}
+		if i == junk {
+			putJunk(t, e.store, business.TwinID(e.acct.ID, 1), 2001)
 		}
 		if i == limited { // the minute must not end before the 429
 			if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 5*time.Second {
@@ -265,4 +345,28 @@ func TestOpenAPIConformance(t *testing.T) {
 		}
 	}
 	t.Logf("Prism checked %d responses of %d routes: %d violations", len(steps), len(api.Routes), violations)
+}
+
+// putJunk writes n items into the account partition of account (a test
+// twin's), where a purge of the twin deletes them: more than one clear's
+// budget makes its answer 202.
+func putJunk(t *testing.T, st *store.Store, account string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < n; i += 25 {
+		var reqs []types.WriteRequest
+		for j := i; j < min(i+25, n); j++ {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{
+				"PK": &types.AttributeValueMemberS{Value: "A#" + account},
+				"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("JUNK#%05d", j)},
+			}}})
+		}
+		for len(reqs) > 0 {
+			out, err := st.Client().BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{st.Table(): reqs}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs = out.UnprocessedItems[st.Table()]
+		}
+	}
 }
