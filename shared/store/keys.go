@@ -279,7 +279,7 @@ func (s *Store) RevokeKey(ctx context.Context, account, id string, onlyTest bool
 			return err
 		}
 		ks := keysFrom(cur)
-		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (k.Live == !onlyTest || !k.Live) })
+		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (!onlyTest || !k.Live) })
 		if i < 0 {
 			return business.Errorf(business.ENOTFOUND, "API key %s not found", id)
 		}
