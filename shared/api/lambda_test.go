@@ -8,9 +8,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -26,8 +28,12 @@ type lambdaCaller struct {
 	fns    map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 }
 
-func newLambdaCaller(t testing.TB, e *env) *lambdaCaller {
-	srv := api.NewServer(e.store, testdb.Quiet(), 0)
+func newLambdaCaller(t testing.TB, e *env) *lambdaCaller { return newLambdaCallerTTL(t, e.store, 0) }
+
+// newLambdaCallerTTL is newLambdaCaller over st, its functions keeping keys
+// for keyTTL as warm functions do.
+func newLambdaCallerTTL(t testing.TB, st *store.Store, keyTTL time.Duration) *lambdaCaller {
+	srv := api.NewServer(st, testdb.Quiet(), keyTTL)
 	c := &lambdaCaller{t: t, routes: http.NewServeMux(), fns: map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){}}
 	for _, rt := range api.Routes {
 		name := rt.Function

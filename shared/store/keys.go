@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -39,7 +40,9 @@ const (
 // key costs about one write a minute, not one per request.
 const LastUsedEvery = 55 * time.Second
 
-func keyEntry(k business.APIKey) types.AttributeValue {
+// keyEntry is k's entry in the registry; seq is its place in the registry's
+// order (oldest first), which created_at, kept to the second, cannot give.
+func keyEntry(k business.APIKey, seq int) types.AttributeValue {
 	scopes := make([]types.AttributeValue, len(k.Scopes))
 	for i, s := range k.Scopes {
 		scopes[i] = str(s)
@@ -50,6 +53,7 @@ func keyEntry(k business.APIKey) types.AttributeValue {
 		"live":       &types.AttributeValueMemberBOOL{Value: k.Live},
 		"hash":       str(k.Hash),
 		"created_at": str(fmtTime(k.CreatedAt)),
+		"seq":        nInt(int64(seq)),
 	}
 	if k.Prefix != "" {
 		m["prefix"] = str(k.Prefix)
@@ -78,7 +82,8 @@ func getBool(it attrs, k string, def bool) bool {
 	return def
 }
 
-// keysFrom returns the registry of the live account item it, oldest first.
+// keysFrom returns the registry of the live account item it, in its order
+// (oldest first; keysValue keeps it).
 func keysFrom(it attrs) []business.APIKey {
 	m, ok := it[keysAttr].(*types.AttributeValueMemberM)
 	if !ok {
@@ -88,29 +93,37 @@ func keysFrom(it attrs) []business.APIKey {
 		}
 		return nil
 	}
-	out := make([]business.APIKey, 0, len(m.Value))
+	type placed struct {
+		seq int64
+		k   business.APIKey
+	}
+	in := make([]placed, 0, len(m.Value))
 	for id, v := range m.Value {
 		e, _ := v.(*types.AttributeValueMemberM)
 		if e == nil {
 			continue
 		}
-		out = append(out, business.APIKey{ID: id, Name: getS(e.Value, "name"), Scopes: scopesFrom(e.Value["scopes"]),
+		in = append(in, placed{getInt(e.Value, "seq"), business.APIKey{ID: id, Name: getS(e.Value, "name"), Scopes: scopesFrom(e.Value["scopes"]),
 			Live: getBool(e.Value, "live", true), Prefix: getS(e.Value, "prefix"), CreatedAt: getTime(e.Value, "created_at"),
-			Hash: getS(e.Value, "hash")})
+			Hash: getS(e.Value, "hash")}})
 	}
-	slices.SortFunc(out, func(a, b business.APIKey) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+	slices.SortFunc(in, func(a, b placed) int {
+		if c := cmp.Compare(a.seq, b.seq); c != 0 {
 			return c
 		}
-		return strings.Compare(a.ID, b.ID)
+		return strings.Compare(a.k.ID, b.k.ID)
 	})
+	out := make([]business.APIKey, len(in))
+	for i, p := range in {
+		out[i] = p.k
+	}
 	return out
 }
 
 func keysValue(ks []business.APIKey) types.AttributeValue {
 	m := attrs{}
-	for _, k := range ks {
-		m[k.ID] = keyEntry(k)
+	for i, k := range ks {
+		m[k.ID] = keyEntry(k, i)
 	}
 	return &types.AttributeValueMemberM{Value: m}
 }
@@ -122,7 +135,7 @@ func keyItem(acct business.Account, k business.APIKey) attrs {
 	it["type"] = str("api_key")
 	it["key_id"] = str(k.ID)
 	it["key_name"] = str(k.Name)
-	it["scopes"] = keyEntry(k).(*types.AttributeValueMemberM).Value["scopes"]
+	it["scopes"] = keyEntry(k, 0).(*types.AttributeValueMemberM).Value["scopes"]
 	it["live"] = &types.AttributeValueMemberBOOL{Value: k.Live}
 	it["key_created_at"] = str(fmtTime(k.CreatedAt))
 	if k.Prefix != "" {

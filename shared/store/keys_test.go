@@ -205,4 +205,3 @@ func countKeyItems(t *testing.T, st *store.Store, account string) int {
 	}
 	return len(out.Items)
 }
-
