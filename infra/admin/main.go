@@ -1,5 +1,5 @@
 // Command admin is the operator's CLI: it creates, lists and shows accounts,
-// rotates API keys, sets webhook settings, shows a sale with its payments and
+// lists, creates, revokes and rotates their API keys, sets webhook settings, shows a sale with its payments and
 // refunds and an item's stock ledger, and migrates stored data, talking to
 // the same table as the API (same environment: DYNAMODB_ENDPOINT,
 // TABLE_NAME; AWS credentials on AWS).
@@ -8,7 +8,10 @@
 //	admin account list [--json]
 //	admin account show (--account ID | --business-code C) [--json]
 //	admin account index
-//	admin key rotate --account ID [--json]
+//	admin key list --account ID [--json]
+//	admin key create --account ID --name N --scopes S1,S2 [--mode live|test] [--json]
+//	admin key revoke --account ID --key KEY_ID [--json]
+//	admin key rotate --account ID [--key KEY_ID] [--json]
 //	admin webhook set --account ID --url U [--secret S]
 //	admin webhook deliveries --account ID [--json]
 //	admin webhook redeliver --account ID --transaction TX
@@ -41,7 +44,17 @@ const usage = `usage:
   admin account list [--json]
   admin account show (--account ID | --business-code C) [--json]
   admin account index    (once, for accounts created before list and show existed)
-  admin key rotate --account ID [--json]
+  admin key list --account ID [--json]
+                         (the account's active keys, live and test, oldest first; never their secrets)
+  admin key create --account ID --name N --scopes S1,S2 [--mode live|test] [--json]
+                         (a new key, printed this once; scopes: sales:read sales:write expenses:read
+                          expenses:write inventory:read inventory:write customers:read customers:write
+                          reports:read events:read webhooks:write keys:write, or * for all; mode live
+                          by default, test acts on the account's test data)
+  admin key revoke --account ID --key KEY_ID [--json]
+  admin key rotate --account ID [--key KEY_ID] [--json]
+                         (a new secret for the key, printed this once; --key may be left out when
+                          the account has one key)
   admin webhook set --account ID --url U [--secret S]
   admin webhook deliveries --account ID [--json]
   admin webhook redeliver --account ID --transaction TX
@@ -82,7 +95,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
-		name     = fs.String("name", "", "business name")
+		name     = fs.String("name", "", "business name (account create), key name (key create)")
 		code     = fs.String("business-code", "", "business code sent in webhooks")
 		currency = fs.String("currency", "", "ISO 4217 currency code")
 		prefix   = fs.String("invoice-prefix", "INV", "invoice number prefix")
@@ -93,6 +106,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		invoice  = fs.String("invoice", "", "sale invoice code")
 		itemCode = fs.String("item", "", "inventory item code")
 		limit    = fs.Int("limit", 50, "most entries to print")
+		keyID    = fs.String("key", "", "API key id (key_…)")
+		scopes   = fs.String("scopes", "", "comma-separated key scopes")
+		mode     = fs.String("mode", "", "key mode: live (default) or test")
 		asJSON   = fs.Bool("json", false, "print JSON")
 	)
 	if err := fs.Parse(args[words:]); err != nil {
@@ -122,7 +138,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return printKey(out, *asJSON, a.ID, key)
+		return printKey(out, *asJSON, a.ID, a.Key.ID, key)
 	case "account list":
 		st, err := open()
 		if err != nil {
@@ -189,19 +205,26 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("these accounts share a business code with another and were left out; give each a code of its own: %s", strings.Join(shared, ", "))
 		}
 		return nil
-	case "key rotate":
+	case "key list", "key create", "key revoke", "key rotate":
 		if *account == "" {
 			return fmt.Errorf("%w: --account is required", errUsage)
+		}
+		if cmd == "key revoke" && *keyID == "" {
+			return fmt.Errorf("%w: --key is required (see 'key list')", errUsage)
 		}
 		st, err := open()
 		if err != nil {
 			return err
 		}
-		key, err := st.RotateKey(ctx, *account, "")
-		if err != nil {
-			return err
+		switch cmd {
+		case "key list":
+			return listKeys(ctx, st, *account, *asJSON, out)
+		case "key create":
+			return createKey(ctx, st, *account, *name, *scopes, *mode, *asJSON, out)
+		case "key revoke":
+			return revokeKey(ctx, st, *account, *keyID, *asJSON, out)
 		}
-		return printKey(out, *asJSON, *account, key)
+		return rotateKey(ctx, st, *account, *keyID, *asJSON, out)
 	case "webhook set":
 		if *account == "" {
 			return fmt.Errorf("%w: --account is required", errUsage)
@@ -379,11 +402,12 @@ func printDeliveries(ctx context.Context, st *store.Store, account string, asJSO
 	return nil
 }
 
-func printKey(out io.Writer, asJSON bool, account, key string) error {
+// printKey prints a key's secret, shown this once, with its account and id.
+func printKey(out io.Writer, asJSON bool, account, keyID, key string) error {
 	if asJSON {
-		return json.NewEncoder(out).Encode(map[string]string{"account_id": account, "api_key": key})
+		return json.NewEncoder(out).Encode(map[string]string{"account_id": account, "key_id": keyID, "api_key": key})
 	}
-	_, err := fmt.Fprintf(out, "account_id: %s\napi_key:    %s\n(the key is shown only now; keep it secret)\n", account, key)
+	_, err := fmt.Fprintf(out, "account_id: %s\nkey_id:     %s\napi_key:    %s\n(the key is shown only now; keep it secret)\n", account, keyID, key)
 	return err
 }
 

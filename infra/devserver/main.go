@@ -1,6 +1,7 @@
 // Command devserver runs the whole API in one process against DynamoDB Local:
 // every route of the route table on one http.Server, the table created when
-// missing, and a demo account whose API key is printed at every start.
+// missing, and a demo account whose live and test API keys are printed at
+// every start.
 //
 // It also plays Lambda's part for webhooks: it polls the table's stream and
 // feeds payment, refund and event inserts to the deliver-webhooks handler,
@@ -8,7 +9,7 @@
 //
 // Environment: PORT (default 3000), DYNAMODB_ENDPOINT (default
 // http://localhost:8000), TABLE_NAME (default bizdata), DATA_DIR (default
-// .data, where the demo account's key is kept), API_KEY_CACHE_TTL,
+// .data, where the demo account's keys are kept), API_KEY_CACHE_TTL,
 // WEBHOOK_ALLOW_PRIVATE (default 1 here), WEBHOOK_RETRY_SCHEDULE,
 // WEBHOOK_ENDPOINT_DISABLE_AFTER.
 package main
@@ -47,11 +48,14 @@ func main() {
 	}
 }
 
-// demoAccount is what .data/demo-account.json keeps between starts.
+// demoAccount is what .data/demo-account.json keeps between starts: the demo
+// account and two "*" keys of it, a live one and a test one (which acts on
+// the account's test data).
 type demoAccount struct {
-	AccountID string `json:"account_id"`
-	APIKey    string `json:"api_key"`
-	Table     string `json:"table"`
+	AccountID  string `json:"account_id"`
+	APIKey     string `json:"api_key"`
+	TestAPIKey string `json:"test_api_key"`
+	Table      string `json:"table"`
 }
 
 // run serves until ctx ends. When ready is not nil it receives the address the
@@ -120,8 +124,8 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		WriteTimeout:      timeouts.write,
 		IdleTimeout:       timeouts.idle,
 	}
-	fmt.Fprintf(out, "\nBusiness data API on http://%s  (table %s on %s)\nDemo account %s\nAPI key: %s\n\n",
-		ln.Addr(), cfg.TableName, cfg.Endpoint, demo.AccountID, demo.APIKey)
+	fmt.Fprintf(out, "\nBusiness data API on http://%s  (table %s on %s)\nDemo account %s\nAPI key: %s\nTest API key: %s  (acts on the demo account's test data)\n\n",
+		ln.Addr(), cfg.TableName, cfg.Endpoint, demo.AccountID, demo.APIKey, demo.TestAPIKey)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {
@@ -143,12 +147,22 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 // demoCode is the demo account's business code.
 const demoCode = "DEMO01"
 
-// ensureDemoAccount returns the demo account kept under DATA_DIR. When the
-// saved key works, that is all. Otherwise (the key was rotated by the admin
-// CLI, or over the API while the devserver was not watching; the file is
-// missing or names another table) the table's demo account gets a new key,
-// or is created when the table has none, and the file is written again: the
-// key printed at every start always works.
+// The names of the keys the devserver makes for the demo account: a new one
+// replaces the earlier one of its name, so restarts never pile keys up
+// toward business.MaxAPIKeys.
+const (
+	liveKeyName = "make dev"
+	testKeyName = "make dev (test)"
+)
+
+// ensureDemoAccount returns the demo account kept under DATA_DIR. When both
+// saved keys work, that is all. A key that does not (rotated by the admin
+// CLI, or over the API while the devserver was not watching; revoked; the
+// file is missing, older than test keys, or names another table) is
+// replaced by a new "*" key of its mode, and the file is written again: the
+// keys printed at every start always work. Without a working saved key the
+// account is the table's demo account, or a new one when the table has
+// none.
 func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (*demoFile, error) {
 	dir := os.Getenv("DATA_DIR")
 	if dir == "" {
@@ -156,36 +170,110 @@ func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (*dem
 	}
 	f := &demoFile{path: filepath.Join(dir, "demo-account.json")}
 	d := &f.demoAccount
-	if b, err := os.ReadFile(f.path); err == nil && json.Unmarshal(b, d) == nil && d.Table == table {
-		_, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(d.APIKey))
-		if err == nil {
-			return f, nil
-		}
-		if business.ErrorCode(err) != business.EUNAUTHORIZED {
-			return nil, err
-		}
+	if b, err := os.ReadFile(f.path); err != nil || json.Unmarshal(b, d) != nil || d.Table != table {
+		*d = demoAccount{Table: table}
 	}
-	a, err := st.FindAccountByCode(ctx, demoCode)
-	var key string
-	switch {
-	case err == nil:
-		var spec business.APIKey
-		if spec, err = business.NewKeySpec("make dev", []string{business.ScopeAll}, "live"); err == nil {
-			_, key, err = st.CreateKey(ctx, a.ID, spec)
-		}
-	case business.ErrorCode(err) == business.ENOTFOUND:
-		if a, err = business.NewAccount("Demo Shop", demoCode, "GHS", "INV"); err == nil {
-			a, key, err = st.CreateAccount(ctx, a)
-		}
-	}
+	saved := *d
+	liveOK, err := keyWorks(ctx, st, d.AccountID, d.APIKey, true)
 	if err != nil {
 		return nil, err
 	}
-	*d = demoAccount{AccountID: a.ID, APIKey: key, Table: table}
+	testOK, err := keyWorks(ctx, st, d.AccountID, d.TestAPIKey, false)
+	if err != nil {
+		return nil, err
+	}
+	if !liveOK && !testOK {
+		a, err := st.FindAccountByCode(ctx, demoCode)
+		switch {
+		case err == nil:
+			d.AccountID = a.ID
+		case business.ErrorCode(err) == business.ENOTFOUND:
+			if a, err = business.NewAccount("Demo Shop", demoCode, "GHS", "INV"); err != nil {
+				return nil, err
+			}
+			if a, d.APIKey, err = st.CreateAccount(ctx, a); err != nil {
+				return nil, err
+			}
+			d.AccountID, liveOK = a.ID, true
+		default:
+			return nil, err
+		}
+	}
+	if !liveOK {
+		if d.APIKey, err = replaceKey(ctx, st, d.AccountID, liveKeyName, true); err != nil {
+			return nil, err
+		}
+	}
+	if !testOK {
+		if d.TestAPIKey, err = replaceKey(ctx, st, d.AccountID, testKeyName, false); err != nil {
+			return nil, err
+		}
+	}
+	if *d == saved {
+		return f, nil
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	return f, f.save()
+}
+
+// keyWorks reports whether key is a key of account of the given mode.
+func keyWorks(ctx context.Context, st *store.Store, account, key string, live bool) (bool, error) {
+	if account == "" || key == "" {
+		return false, nil
+	}
+	a, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(key))
+	if business.ErrorCode(err) == business.EUNAUTHORIZED {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return a.Key.Live == live && business.LiveID(a.ID) == account, nil
+}
+
+// replaceKey makes account a new "*" key named name of the given mode and
+// returns its secret, revoking the earlier keys of that name and mode first.
+// One that is the account's last live key able to manage keys is revoked
+// only once the new key exists.
+func replaceKey(ctx context.Context, st *store.Store, account, name string, live bool) (string, error) {
+	ks, err := st.ListKeys(ctx, account)
+	if err != nil {
+		return "", err
+	}
+	var last []string
+	for _, k := range ks {
+		if k.Name != name || k.Live != live {
+			continue
+		}
+		_, err := st.RevokeKey(ctx, account, k.ID, false)
+		switch {
+		case err == nil, business.ErrorCode(err) == business.ENOTFOUND: // revoked (by us, or meanwhile)
+		case business.ErrorCode(err) == business.ECONFLICT:
+			last = append(last, k.ID)
+		default:
+			return "", err
+		}
+	}
+	mode := "test"
+	if live {
+		mode = "live"
+	}
+	spec, err := business.NewKeySpec(name, []string{business.ScopeAll}, mode)
+	if err != nil {
+		return "", err
+	}
+	_, secret, err := st.CreateKey(ctx, account, spec)
+	if err != nil {
+		return "", err
+	}
+	for _, id := range last {
+		if _, err := st.RevokeKey(ctx, account, id, false); err != nil && business.ErrorCode(err) != business.ENOTFOUND {
+			return "", err
+		}
+	}
+	return secret, nil
 }
 
 // demoFile is the demo account and the file that keeps it.
@@ -205,17 +293,28 @@ func (f *demoFile) save() error {
 	return os.Rename(tmp, f.path)
 }
 
-// keepRotatedKey wraps the API so that when the demo account rotates its key
-// over the API, the new key (from the answer the client gets) is saved: the
-// key the client now holds is the one the next start prints.
+// keepRotatedKey wraps the API so that when the demo account rotates one of
+// its saved keys (live or test) over the API, the new key (from the answer
+// the client gets) is saved in its place: the key the client now holds is
+// the one the next start prints.
 func (f *demoFile) keepRotatedKey(h http.Handler) http.Handler {
 	rotate, _ := api.RouteByFunction("rotate-api-key")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		demoKey := f.APIKey
-		f.mu.Unlock()
+		if r.Method != rotate.Method || r.URL.Path != rotate.Path {
+			h.ServeHTTP(w, r)
+			return
+		}
 		token, _ := api.BearerToken(r.Header.Get("Authorization"))
-		if r.Method != rotate.Method || r.URL.Path != rotate.Path || token != demoKey {
+		f.mu.Lock()
+		var saved *string
+		switch token {
+		case f.APIKey:
+			saved = &f.APIKey
+		case f.TestAPIKey:
+			saved = &f.TestAPIKey
+		}
+		f.mu.Unlock()
+		if saved == nil || token == "" {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -231,7 +330,7 @@ func (f *demoFile) keepRotatedKey(h http.Handler) http.Handler {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.APIKey = answer.Data.APIKey
+		*saved = answer.Data.APIKey
 		if err := f.save(); err != nil {
 			fmt.Fprintf(os.Stderr, "devserver: the demo account's new key could not be saved to %s: %v\n", f.path, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bizdata/shared/app"
+	"bizdata/shared/business"
 	"bizdata/shared/testdb"
 )
 
@@ -83,12 +84,21 @@ func TestDevserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	var demo demoAccount
-	if err := json.Unmarshal(b, &demo); err != nil || demo.APIKey == "" {
+	if err := json.Unmarshal(b, &demo); err != nil || demo.APIKey == "" || demo.TestAPIKey == "" {
 		t.Fatalf("demo account file: %s", b)
 	}
 	code, body := call(t, "GET", base+"/api/v1/user/authenticate", demo.APIKey, "")
-	if code != 200 || body["message"] != "Authenticated" {
+	if code != 200 || body["message"] != "Authenticated" || body["data"].(map[string]any)["livemode"] != true {
 		t.Fatalf("%d %v", code, body)
+	}
+	// The test key acts on the demo account's test data: what it adds, the
+	// live key never sees.
+	code, body = call(t, "GET", base+"/api/v1/user/authenticate", demo.TestAPIKey, "")
+	if code != 200 || body["data"].(map[string]any)["livemode"] != false {
+		t.Fatalf("test key: %d %v", code, body)
+	}
+	if code, body := call(t, "POST", base+"/api/v1/customers/add", demo.TestAPIKey, `{"name":"Test Kofi"}`); code != 200 {
+		t.Fatalf("test key: %d %v", code, body)
 	}
 	code, body = call(t, "POST", base+"/api/v1/customers/add", demo.APIKey, `{"name":"Esi"}`)
 	if code != 200 {
@@ -138,72 +148,133 @@ func TestHalfSentBodyIsCut(t *testing.T) {
 	}
 }
 
-// TestPrintedKeyWorksAfterRotation: after the demo key is rotated over the
-// API, the next start prints (and saves) the key the client was given; after
-// a rotation the devserver did not see (the admin CLI), the next start makes
-// the account a new key. Either way the printed key works.
-func TestPrintedKeyWorksAfterRotation(t *testing.T) {
+// TestPrintedKeysWorkAfterRotation: after either demo key is rotated over
+// the API, the next start prints (and saves) the key the client was given;
+// after rotations the devserver did not see (the admin CLI), the next start
+// makes the account new keys, named "make dev" and "make dev (test)", in
+// place of the earlier ones of those names. Either way the printed keys
+// work, and restarts do not pile keys up.
+func TestPrintedKeysWorkAfterRotation(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := testdb.Config(t)
 	saved := func() demoAccount {
 		t.Helper()
 		var d demoAccount
 		b, err := os.ReadFile(filepath.Join(dir, "demo-account.json"))
-		if err != nil || json.Unmarshal(b, &d) != nil || d.APIKey == "" {
+		if err != nil || json.Unmarshal(b, &d) != nil || d.APIKey == "" || d.TestAPIKey == "" {
 			t.Fatalf("demo account file: %v %s", err, b)
 		}
 		return d
 	}
+	works := func(base string, d demoAccount) {
+		t.Helper()
+		for key, live := range map[string]bool{d.APIKey: true, d.TestAPIKey: false} {
+			code, body := call(t, "GET", base+"/api/v1/user/authenticate", key, "")
+			if data, _ := body["data"].(map[string]any); code != 200 || data["livemode"] != live || data["account"].(map[string]any)["id"] != d.AccountID {
+				t.Fatalf("the printed key %.12s… answers %d %v", key, code, body)
+			}
+		}
+	}
 	base, stop := start(t, cfg, dir)
 	first := saved()
-	code, body := call(t, "POST", base+"/api/v1/user/api-key/rotate", first.APIKey, "")
-	if code != 200 {
-		t.Fatalf("rotate: %d %v", code, body)
+	works(base, first)
+	rotate := func(key string) string {
+		t.Helper()
+		code, body := call(t, "POST", base+"/api/v1/user/api-key/rotate", key, "")
+		if code != 200 {
+			t.Fatalf("rotate: %d %v", code, body)
+		}
+		return body["data"].(map[string]any)["api_key"].(string)
 	}
-	given := body["data"].(map[string]any)["api_key"].(string)
+	given, givenTest := rotate(first.APIKey), rotate(first.TestAPIKey)
 	stop()
 
 	var out testdb.Buffer
 	base, stop = startWithOutput(t, cfg, dir, &out)
-	if d := saved(); d.APIKey != given || d.AccountID != first.AccountID {
-		t.Fatalf("after an API rotation the file keeps %+v, want the key the client was given", d)
+	if d := saved(); d.APIKey != given || d.TestAPIKey != givenTest || d.AccountID != first.AccountID {
+		t.Fatalf("after API rotations the file keeps %+v, want the keys the client was given", d)
 	}
-	if !strings.Contains(out.String(), "API key: "+given) {
-		t.Fatalf("start printed %q, want the rotated key", out.String())
+	if !strings.Contains(out.String(), "API key: "+given+"\n") || !strings.Contains(out.String(), "Test API key: "+givenTest) {
+		t.Fatalf("start printed %q, want the rotated keys", out.String())
 	}
-	if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", given, ""); code != 200 {
-		t.Fatalf("the printed key answers %d", code)
-	}
+	works(base, saved())
 	stop()
 
-	// A rotation behind the devserver's back, as `admin key rotate` makes it.
-	st, err := app.NewStore(context.Background(), cfg)
+	st, err := app.NewStore(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.RotateKey(context.Background(), first.AccountID); err != nil {
-		t.Fatal(err)
+	keys := func() []business.APIKey {
+		t.Helper()
+		ks, err := st.ListKeys(ctx, first.AccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ks
 	}
-	base, stop = start(t, cfg, dir)
-	d := saved()
-	if d.AccountID != first.AccountID || d.APIKey == given {
-		t.Fatalf("after an admin rotation the file holds %+v", d)
+	named := func(name string, live bool) int {
+		n := 0
+		for _, k := range keys() {
+			if k.Name == name && k.Live == live {
+				n++
+			}
+		}
+		return n
 	}
-	if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", d.APIKey, ""); code != 200 {
-		t.Fatalf("the printed key after an admin rotation answers %d", code)
+	// Rotations behind the devserver's back, as `admin key rotate` makes
+	// them, at two starts. Before the second, the account's first key is
+	// revoked: the "make dev" key is then its last live key that manages
+	// keys, revoked only once its successor exists.
+	for round := range 2 {
+		prev := saved()
+		for _, key := range []string{prev.APIKey, prev.TestAPIKey} {
+			a, err := st.FindAccountByKeyHash(ctx, business.HashAPIKey(key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.RotateKey(ctx, first.AccountID, a.Key.ID); err != nil {
+				t.Fatal(err)
+			}
+			if round == 1 && a.Key.Name == "Default key" {
+				t.Fatalf("the saved live key is still the account's first key")
+			}
+		}
+		if round == 1 {
+			if _, err := st.RevokeKey(ctx, first.AccountID, keys()[0].ID, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		base, stop = start(t, cfg, dir)
+		d := saved()
+		if d.AccountID != first.AccountID || d.APIKey == prev.APIKey || d.TestAPIKey == prev.TestAPIKey {
+			t.Fatalf("after admin rotations the file holds %+v", d)
+		}
+		works(base, d)
+		stop()
+		if n, m := named(liveKeyName, true), named(testKeyName, false); n != 1 || m != 1 {
+			t.Fatalf("round %d: %d live keys named %q and %d test keys named %q, want one each", round, n, liveKeyName, m, testKeyName)
+		}
 	}
-	stop()
+	if n := len(keys()); n != 2 {
+		t.Fatalf("the demo account has %d keys, want its two make dev keys: %+v", n, keys())
+	}
 
 	// Without the file, the table's demo account (its business code is
-	// taken) gets a new key rather than a second account.
+	// taken) gets new keys rather than a second account, in place of the
+	// earlier ones.
+	prev := saved()
 	if err := os.Remove(filepath.Join(dir, "demo-account.json")); err != nil {
 		t.Fatal(err)
 	}
 	base, stop = start(t, cfg, dir)
 	defer stop()
-	if again := saved(); again.AccountID != first.AccountID || again.APIKey == d.APIKey {
+	again := saved()
+	if again.AccountID != first.AccountID || again.APIKey == prev.APIKey || again.TestAPIKey == prev.TestAPIKey {
 		t.Fatalf("after the file was removed: %+v", again)
-	} else if code, _ := call(t, "GET", base+"/api/v1/user/authenticate", again.APIKey, ""); code != 200 {
-		t.Fatalf("the printed key after the file was removed answers %d", code)
+	}
+	works(base, again)
+	if n := len(keys()); n != 2 {
+		t.Fatalf("the demo account has %d keys, want 2: %+v", n, keys())
 	}
 }

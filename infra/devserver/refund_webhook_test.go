@@ -103,7 +103,7 @@ func TestRefundWebhookStandard(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(map[string]any{"status": float64(200), "message": "Payment refunded", "amount": "20.00", "transaction_id": refundID,
-		"currency": "GHS", "business_code": a.BusinessCode, "invoice_code": "510001", "payment_status": "paid", "type": "payment.refunded"}, p); d != "" {
+		"currency": "GHS", "business_code": a.BusinessCode, "invoice_code": "510001", "payment_status": "paid", "type": "payment.refunded", "livemode": true}, p); d != "" {
 		t.Errorf("refund payload (-want +got):\n%s", d)
 	}
 	pay, ok := byID["msg_"+payTx]

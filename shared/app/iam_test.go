@@ -3,15 +3,19 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +27,7 @@ import (
 	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -36,6 +41,8 @@ type iamRecorder struct {
 	mu      sync.Mutex
 	current string
 	used    map[string]map[string]bool
+	// requests are what IAM judges of each call, per function, once each.
+	requests map[string]map[string]ddbRequest
 }
 
 func (r *iamRecorder) option(o *dynamodb.Options) {
@@ -63,9 +70,13 @@ func (r *iamRecorder) option(o *dynamodb.Options) {
 				if r.current != "" {
 					if r.used[r.current] == nil {
 						r.used[r.current] = map[string]bool{}
+						r.requests[r.current] = map[string]ddbRequest{}
 					}
 					for _, a := range actions {
 						r.used[r.current][a] = true
+					}
+					for _, req := range ddbRequests(middleware.GetOperationName(ctx), in.Parameters) {
+						r.requests[r.current][req.String()] = req
 					}
 				}
 				r.mu.Unlock()
@@ -81,17 +92,30 @@ func (r *iamRecorder) as(function string) {
 }
 
 // TestIAMMatchesCode runs every function's code paths (success, replays, the
-// refusal that reads an Idempotency-Key, stock moves, renames) against
-// DynamoDB Local and fails when a function calls a DynamoDB action its
-// policy in template.yaml does not grant, or its policy grants one it never
-// uses.
+// refusal that reads an Idempotency-Key, stock moves, renames, the stamp of
+// each request's key, the key routes, test-mode records and their clearing)
+// against DynamoDB Local and fails when a function calls a DynamoDB action
+// its policy in template.yaml does not grant, or its policy grants one it
+// never uses, or when a call, with its partition keys and the attributes it
+// updates, would be refused by the conditions of the function's policies
+// (the IAM model of policy_test.go).
 func TestIAMMatchesCode(t *testing.T) {
-	rec := &iamRecorder{used: map[string]map[string]bool{}}
+	rec := &iamRecorder{used: map[string]map[string]bool{}, requests: map[string]map[string]ddbRequest{}}
 	st, _ := testdb.NewStore(t, rec.option)
 	ctx := context.Background()
+	// The store's clock runs ahead by shift: the last clear of the test
+	// data comes after the retired twins' grace (they leave the purging
+	// list only once no cached test key can write to them).
+	var shift atomic.Int64
+	st.SetClock(func() time.Time { return time.Now().UTC().Add(time.Duration(shift.Load())) })
 	a, key := testdb.NewAccount(t, st, "IAM Shop", "IAM1")
 	srv := api.NewServer(st, testdb.Quiet(), 0)
-	call := func(function, method, path, body string, headers ...string) (int, string) {
+	// callWith calls function with apiKey. The server has no key cache, so
+	// every request reads its key from the table; but a key is stamped
+	// (store.StampKeyUse, an UpdateItem of its KEY#<hash> item) only when
+	// its last use is over store.LastUsedEvery old. The stamp is taken off
+	// before each call, so every function makes it, and checked after.
+	callWith := func(apiKey, function, method, path, body string, headers ...string) (int, string) {
 		t.Helper()
 		h, err := app.FunctionHandler(srv, function)
 		if err != nil {
@@ -102,16 +126,24 @@ func TestIAMMatchesCode(t *testing.T) {
 			rd = strings.NewReader(body)
 		}
 		r := httptest.NewRequest(method, path, rd)
-		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Authorization", "Bearer "+apiKey)
 		r.Header.Set("Content-Type", "application/json")
 		for i := 0; i+1 < len(headers); i += 2 {
 			r.Header.Set(headers[i], headers[i+1])
 		}
 		w := httptest.NewRecorder()
+		unstamp(t, st, apiKey)
 		rec.as(function)
 		h.ServeHTTP(w, r)
 		rec.as("")
+		if function != api.DefaultFunction && !stamped(t, st, apiKey) {
+			t.Fatalf("%s %s %s: the key's use was not stamped", function, method, path)
+		}
 		return w.Code, w.Body.String()
+	}
+	call := func(function, method, path, body string, headers ...string) (int, string) {
+		t.Helper()
+		return callWith(key, function, method, path, body, headers...)
 	}
 	idem := func(k string) []string { return []string{"Idempotency-Key", k} }
 	sale := `{"invoice_code":"111111","invoice_number":"100001","customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"5.00","invoice_type":"main","payment_type":"Cash","due_date":"2026-12-31","items":[{"item_code":"RICE-1","item_name":"Rice","unit_price":"5.00","quantity":2}]}`
@@ -290,9 +322,11 @@ func TestIAMMatchesCode(t *testing.T) {
 		if err := svc.DispatchOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
+		rec.as("") // the test's own look, not the function's
 		if page, err = st.ListDeliveries(ctx, a.ID, business.DeliveryFailed, 10, ""); err != nil {
 			t.Fatal(err)
 		}
+		rec.as("retry-webhooks")
 	}
 	rec.as("")
 
@@ -307,6 +341,143 @@ func TestIAMMatchesCode(t *testing.T) {
 		t.Fatalf("apply-report-figures: %+v %v", resp, err)
 	}
 	rec.as("")
+
+	// API keys: a scoped live key and the first test key (which makes the
+	// account's test twin) created, listed, a settings change mirrored to
+	// the twin and every key item, the scoped key revoked.
+	created := func(body string) (id, secret string) {
+		t.Helper()
+		var out struct {
+			Data struct {
+				APIKey struct {
+					ID  string `json:"id"`
+					Key string `json:"key"`
+				} `json:"api_key"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(body), &out); err != nil || out.Data.APIKey.Key == "" {
+			t.Fatalf("no key in %s", body)
+		}
+		return out.Data.APIKey.ID, out.Data.APIKey.Key
+	}
+	code, body = call("create-api-key", "POST", "/api/v1/api-keys", `{"name":"Till","scopes":["sales:write"]}`)
+	if code != 200 {
+		t.Fatalf("create-api-key: %d %s", code, body)
+	}
+	till, _ := created(body)
+	code, body = call("create-api-key", "POST", "/api/v1/api-keys", `{"name":"Tests","scopes":["*"],"mode":"test"}`)
+	if code != 200 {
+		t.Fatalf("create-api-key (test): %d %s", code, body)
+	}
+	_, testKey := created(body)
+	for _, s := range []struct {
+		function, method, path, body string
+		want                         int
+	}{
+		{"list-api-keys", "GET", "/api/v1/api-keys", "", 200},
+		{"update-settings", "PUT", "/api/v1/user/settings", `{"business_name":"IAM Shop Group"}`, 200},
+		{"revoke-api-key", "POST", "/api/v1/api-keys/" + till + "/revoke", "", 200},
+		{"revoke-api-key", "POST", "/api/v1/api-keys/" + till + "/revoke", "", 404},
+		// A live endpoint: its secret (SECRET#<live id>) must outlive
+		// every clearing of the test data.
+		{"add-webhook-endpoint", "POST", "/api/v1/webhook-endpoints", `{"url":"https://hooks.example.com/live","enabled_events":["*"]}`, 200},
+	} {
+		if got, body := call(s.function, s.method, s.path, s.body); got != s.want {
+			t.Fatalf("%s %s %s: %d, want %d: %s", s.function, s.method, s.path, got, s.want, body)
+		}
+	}
+	liveSecrets := partition(t, st, store.SecretKeyPrefix+a.ID)
+	if len(liveSecrets) < 2 {
+		t.Fatalf("the live account has %d secret items, want its callback secret and its endpoint's", len(liveSecrets))
+	}
+
+	// Test data: the twin gets records of each kind, an endpoint and a
+	// callback secret (SECRET#<twin id> items), then clear-test-data gives
+	// the test key a fresh twin and purges the retired one whole.
+	testData := func(invoice string) {
+		t.Helper()
+		for _, s := range []struct {
+			function, method, path, body string
+		}{
+			{"add-customer", "POST", "/api/v1/customers/add", `{"name":"Test Ama"}`},
+			{"add-category", "POST", "/api/v1/inventory/categories/add", `{"category_name":"Test grains"}`},
+			{"add-item", "POST", "/api/v1/inventory/items/add", `{"item_code":"RICE-1","item_name":"Rice","category_id":1,"item_price":5,"quantity":10}`},
+			{"add-expense", "POST", "/api/v1/expenses/add", `{"expense_type":"Rent","expense_amount":"10","payment_method":"Cash","created_by":"Ama"}`},
+			{"add-sale", "POST", "/api/v1/sales/add", strings.Replace(strings.Replace(sale, "111111", invoice, 1), "100001", invoice, 1)},
+			{"add-webhook-endpoint", "POST", "/api/v1/webhook-endpoints", `{"url":"https://hooks.example.com/test","enabled_events":["*"]}`},
+			{"update-webhook-settings", "PUT", "/api/v1/user/webhook", `{"callback_url":"https://hooks.example.com/t","callback_secret":"iam-test-secret-0123456789"}`},
+		} {
+			if got, body := callWith(testKey, s.function, s.method, s.path, s.body); got != 200 {
+				t.Fatalf("test key: %s %s %s: %d %s", s.function, s.method, s.path, got, body)
+			}
+		}
+	}
+	twin := business.TwinID(a.ID, 1)
+	testData("555555")
+	if n := len(partition(t, st, store.SecretKeyPrefix+twin)); n != 2 {
+		t.Fatalf("the test twin has %d secret items, want its callback secret and its endpoint's", n)
+	}
+	if got, body := callWith(testKey, "clear-test-data", "POST", "/api/v1/test-data/clear", ""); got != 200 || !strings.Contains(body, `"purge_complete":true`) {
+		t.Fatalf("clear-test-data: %d %s", got, body)
+	}
+	if left := itemsOf(t, st, twin); len(left) > 0 {
+		t.Fatalf("the retired twin %s keeps %d items: %v", twin, len(left), left)
+	}
+	// A purge whose budget runs short stops at a record and its unique
+	// values (reading which of them an earlier call left), as a clear
+	// request does once its 2000 deletes are spent: called again with a
+	// budget of 1 until it is done.
+	testData("666666")
+	rec.as("")
+	retired, err := st.ClearTestData(ctx, a.ID)
+	if err != nil || retired != business.TwinID(a.ID, 2) {
+		t.Fatalf("clear %q %v", retired, err)
+	}
+	rec.as("clear-test-data")
+	for i := 0; ; i++ {
+		done, _, err := st.PurgeAccount(ctx, retired, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("%s not purged after %d calls", retired, i)
+		}
+	}
+	rec.as("")
+	if left := itemsOf(t, st, retired); len(left) > 0 {
+		t.Fatalf("the retired twin %s keeps %d items: %v", retired, len(left), left)
+	}
+	shift.Store(int64(time.Minute))
+	if got, body := callWith(testKey, "clear-test-data", "POST", "/api/v1/test-data/clear", ""); got != 200 {
+		t.Fatalf("clear-test-data: %d %s", got, body)
+	}
+	purging, err := st.Purging(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range purging {
+		if r.ID == twin || r.ID == retired {
+			t.Errorf("%s, purged a minute ago, is still on the purging list", r.ID)
+		}
+		if left := itemsOf(t, st, r.ID); len(left) > 0 {
+			t.Errorf("the retired twin %s keeps %d items: %v", r.ID, len(left), left)
+		}
+	}
+	if d := cmp.Diff(liveSecrets, partition(t, st, store.SecretKeyPrefix+a.ID)); d != "" {
+		t.Fatalf("clearing the test data changed the live account's secrets:\n%s", d)
+	}
+	// The twins' secrets went by clear-test-data's own deletes, which the
+	// policy check below judges against its Deny on SECRET#*.
+	for _, tw := range []string{twin, retired} {
+		if !slices.ContainsFunc(slices.Collect(maps.Values(rec.requests["clear-test-data"])), func(r ddbRequest) bool {
+			return r.Action == "dynamodb:BatchWriteItem" && slices.Contains(r.LeadingKeys, store.SecretKeyPrefix+tw)
+		}) {
+			t.Fatalf("clear-test-data deleted no secret of %s", tw)
+		}
+	}
 	// Self-service on the deliveries the webhook functions made.
 	if len(page.Items) == 0 {
 		t.Fatal("no delivery failed its schedule, to redeliver")
@@ -335,44 +506,125 @@ func TestIAMMatchesCode(t *testing.T) {
 			t.Errorf("%s: template.yaml's policy and the calls the code makes differ (-granted +used):\n%s", function, d)
 		}
 	}
+	// Each call, as IAM judges it (its partition keys, the attributes an
+	// update names), is allowed by the function's policies and denied by
+	// none: the conditions on dynamodb:LeadingKeys and dynamodb:Attributes
+	// hold for what the code really does.
+	statements := functionStatements(t)
+	for function, reqs := range rec.requests {
+		keys := slices.Sorted(maps.Keys(reqs))
+		for _, k := range keys {
+			if ok, why := permitted(t, statements[logicalID(function)], reqs[k]); !ok {
+				t.Errorf("%s: template.yaml refuses %s: %s", function, reqs[k], why)
+			}
+		}
+	}
 }
 
 // templatePolicies returns, per function folder, the DynamoDB actions its
-// policy in template.yaml grants, sorted.
+// policies in template.yaml (inline, and the template's managed policies it
+// refers to) allow, sorted.
 func templatePolicies(t *testing.T) map[string][]string {
-	tpl := loadTemplate(t)
+	statements := functionStatements(t)
 	out := map[string][]string{}
 	entries, _ := os.ReadDir("../../functions")
 	for _, e := range entries {
-		r, ok := tpl.Resources[logicalID(e.Name())]
+		stmts, ok := statements[logicalID(e.Name())]
 		if !ok {
 			continue
 		}
 		actions := []string{}
-		policies, _ := r.Properties["Policies"].([]any)
-		for _, p := range policies {
-			doc, ok := p.(map[string]any)
-			if !ok {
+		for _, s := range stmts {
+			if s.Effect != "Allow" {
 				continue
 			}
-			stmts, _ := doc["Statement"].([]any)
-			for _, s := range stmts {
-				s := s.(map[string]any)
-				if s["Effect"] != "Allow" {
-					continue
-				}
-				acts, _ := s["Action"].([]any)
-				for _, a := range acts {
-					if as := a.(string); strings.HasPrefix(as, "dynamodb:") {
-						actions = append(actions, as)
-					}
+			for _, a := range s.Actions {
+				if strings.HasPrefix(a, "dynamodb:") {
+					actions = append(actions, a)
 				}
 			}
 		}
 		sort.Strings(actions)
-		out[e.Name()] = actions
+		out[e.Name()] = slices.Compact(actions) // an action may be allowed by more statements than one
 	}
 	return out
+}
+
+// keyItem is the table key of the item of the API key apiKey. The store
+// keeps it unexported; its shape is the one the template's stamp statement
+// names (KEY#*).
+func keyItem(apiKey string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "KEY#" + business.HashAPIKey(apiKey)},
+		"SK": &types.AttributeValueMemberS{Value: "KEY"},
+	}
+}
+
+// unstamp takes the last use off apiKey's item, when the item exists, so
+// that the next request with it stamps it again.
+func unstamp(t *testing.T, st *store.Store, apiKey string) {
+	t.Helper()
+	_, err := st.Client().UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.Table()), Key: keyItem(apiKey),
+		UpdateExpression:    aws.String("REMOVE last_used_at"),
+		ConditionExpression: aws.String("attribute_exists(PK)"), // never make a key item
+	})
+	var cf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &cf) {
+		t.Fatal(err)
+	}
+}
+
+// stamped reports whether apiKey's item holds a last use, or is gone (the
+// call rotated the key).
+func stamped(t *testing.T, st *store.Store, apiKey string) bool {
+	t.Helper()
+	out, err := st.Client().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(st.Table()), Key: keyItem(apiKey), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ok := out.Item["last_used_at"]
+	return out.Item == nil || ok
+}
+
+// partition returns the sort keys of the items of the table partition pk.
+func partition(t *testing.T, st *store.Store, pk string) []string {
+	t.Helper()
+	out, err := st.Client().Query(context.Background(), &dynamodb.QueryInput{
+		TableName: aws.String(st.Table()), KeyConditionExpression: aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sks := []string{}
+	for _, it := range out.Items {
+		sks = append(sks, it["SK"].(*types.AttributeValueMemberS).Value)
+	}
+	sort.Strings(sks)
+	return sks
+}
+
+// itemsOf returns the table keys of every item of account: its partitions
+// A#<account> and A#<account>#…, and its secrets, SECRET#<account>.
+func itemsOf(t *testing.T, st *store.Store, account string) []string {
+	t.Helper()
+	var keys []string
+	pages := dynamodb.NewScanPaginator(st.Client(), &dynamodb.ScanInput{TableName: aws.String(st.Table()), ConsistentRead: aws.Bool(true)})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Items {
+			pk := it["PK"].(*types.AttributeValueMemberS).Value
+			if pk == "A#"+account || strings.HasPrefix(pk, "A#"+account+"#") || pk == store.SecretKeyPrefix+account {
+				keys = append(keys, pk+" "+it["SK"].(*types.AttributeValueMemberS).Value)
+			}
+		}
+	}
+	return keys
 }
 
 // figuresBatch is the stream batch that carries the account's figures

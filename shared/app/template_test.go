@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/business"
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
 
@@ -231,52 +233,76 @@ func TestEveryFunctionIsDeclared(t *testing.T) {
 
 // TestSecretsOnlyForSigners: callback secrets live under their own key
 // prefix, and every function but the two that sign webhooks is denied any
-// item under it by an IAM condition on dynamodb:LeadingKeys.
+// item under it by an IAM condition on dynamodb:LeadingKeys. The one
+// exception is clear-test-data's: it deletes the secrets of retired test
+// twins, and a live account's stay denied to it.
 func TestSecretsOnlyForSigners(t *testing.T) {
-	tpl := loadTemplate(t)
 	// The functions that sign deliveries read secrets; no other may.
 	signers := map[string]bool{"RetryWebhooksFunction": true, "TestWebhookFunction": true}
 	// The functions that set, create, rotate or delete secrets write their
 	// items blind: denied reads, not writes.
 	writers := map[string]bool{"UpdateWebhookSettingsFunction": true, "AddWebhookEndpointFunction": true,
 		"RotateEndpointSecretFunction": true, "DeleteWebhookEndpointFunction": true}
-	for id, r := range tpl.Resources {
-		if r.Type != "AWS::Serverless::Function" {
-			continue
+	live := business.NewAccountID()
+	secret := store.SecretKeyPrefix + live // a live account's callback secret and its endpoints' secrets
+	denied := func(stmts []iamStatement, action string, keys ...string) bool {
+		for _, s := range stmts {
+			if s.Effect == "Deny" && s.applies(t, ddbRequest{Action: action, LeadingKeys: keys}) {
+				return true
+			}
 		}
-		denied, reads, deniedWrites := false, false, false
-		policies, _ := r.Properties["Policies"].([]any)
-		for _, p := range policies {
-			doc, _ := p.(map[string]any)
-			stmts, _ := doc["Statement"].([]any)
-			for _, s := range stmts {
-				s := s.(map[string]any)
-				if s["Effect"] == "Allow" {
-					reads = true
-				}
-				cond, _ := s["Condition"].(map[string]any)
-				like, _ := cond["ForAnyValue:StringLike"].(map[string]any)
-				keys, _ := like["dynamodb:LeadingKeys"].([]any)
-				reads := fmt.Sprint(s["Action"])
-				deniesReads := reads == "dynamodb:*" || (strings.Contains(reads, "dynamodb:GetItem ") && strings.Contains(reads, "dynamodb:BatchGetItem") &&
-					strings.Contains(reads, "dynamodb:Query") && strings.Contains(reads, "dynamodb:Scan"))
-				if s["Effect"] == "Deny" && deniesReads && len(keys) == 1 && keys[0] == store.SecretKeyPrefix+"*" {
-					denied = true
-				}
-				if s["Effect"] == "Deny" && (reads == "dynamodb:*" || strings.Contains(reads, "dynamodb:PutItem") ||
-					strings.Contains(reads, "dynamodb:UpdateItem") || strings.Contains(reads, "dynamodb:DeleteItem")) {
-					deniedWrites = true
+		return false
+	}
+	all := functionStatements(t)
+	for id, stmts := range all {
+		if len(stmts) == 0 {
+			continue // no DynamoDB access at all (route-not-found)
+		}
+		for _, read := range []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"} {
+			switch d := denied(stmts, read, secret); {
+			case signers[id] && d:
+				t.Errorf("%s signs webhooks but is denied the secrets (%s)", id, read)
+			case !signers[id] && !d:
+				t.Errorf("%s can read callback secrets (%s): its policy lacks the Deny on %s*", id, read, store.SecretKeyPrefix)
+			}
+		}
+		for _, write := range []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} {
+			if writers[id] && denied(stmts, write, secret) {
+				t.Errorf("%s writes secret items but its policy denies writes to them (%s): deny only the reads", id, write)
+			}
+		}
+	}
+
+	// clear-test-data reads and deletes every partition of a retired twin,
+	// its secrets too, and nothing of a live account.
+	purge := all["ClearTestDataFunction"]
+	permits := func(action string, keys ...string) bool {
+		ok, _ := permitted(t, purge, ddbRequest{Action: action, LeadingKeys: keys})
+		return ok
+	}
+	for _, gen := range []int64{1, 2, 12} {
+		twin := business.TwinID(live, gen)
+		for _, keys := range [][]string{{store.SecretKeyPrefix + twin}, {"A#" + twin}, {"A#" + twin + "#SALE#100001"}, {"A#" + twin, "A#" + twin + "#UNIQUE#item_slug#rice"}} {
+			for _, action := range []string{"dynamodb:Query", "dynamodb:BatchWriteItem"} {
+				if !permits(action, keys...) {
+					t.Errorf("ClearTestDataFunction may not %s %v, a retired test twin's", action, keys)
 				}
 			}
 		}
-		if signers[id] && denied {
-			t.Errorf("%s signs webhooks but is denied the secrets", id)
+		for _, keys := range [][]string{{secret}, {secret + "#x"}, {store.SecretKeyPrefix + twin, secret}, {"A#" + live}, {"A#" + live + "#SALE#100001"}, {"A#" + twin, "A#" + live}} {
+			for _, action := range []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:PutItem", "dynamodb:DeleteItem"} {
+				if action == "dynamodb:GetItem" && slices.Contains(keys, "A#"+live) {
+					continue // the live account item: its registry and purging list
+				}
+				if permits(action, keys...) {
+					t.Errorf("ClearTestDataFunction may %s %v: live data", action, keys)
+				}
+			}
 		}
-		if !signers[id] && reads && !denied {
-			t.Errorf("%s can read callback secrets: its policy lacks the Deny on %s*", id, store.SecretKeyPrefix)
-		}
-		if writers[id] && deniedWrites {
-			t.Errorf("%s writes secret items but its policy denies writes to them: deny only the reads", id)
+	}
+	for _, keys := range [][]string{{secret}, {store.SecretKeyPrefix + business.TwinID(live, 1), secret}} {
+		if !denied(purge, "dynamodb:BatchWriteItem", keys...) {
+			t.Errorf("ClearTestDataFunction's Deny spares %v", keys)
 		}
 	}
 }
