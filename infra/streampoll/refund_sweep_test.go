@@ -81,7 +81,7 @@ func TestSweepRecordsRefundDelivery(t *testing.T) {
 	_ = json.Unmarshal(got["msg_"+refundID], &p)
 	mu.Unlock()
 	if diff := cmp.Diff(map[string]any{"status": float64(200), "message": "Payment refunded", "amount": "4.00", "transaction_id": refundID,
-		"currency": "GHS", "business_code": a.BusinessCode, "invoice_code": "520001", "payment_status": "paid", "type": "payment.refunded"}, p); diff != "" {
+		"currency": "GHS", "business_code": a.BusinessCode, "invoice_code": "520001", "payment_status": "paid", "type": "payment.refunded", "livemode": true}, p); diff != "" {
 		t.Errorf("the swept refund's payload (-want +got):\n%s", diff)
 	}
 
