@@ -70,7 +70,7 @@ func createKey(ctx context.Context, st *store.Store, account, name, scopes, mode
 	if err != nil {
 		return err
 	}
-	k, secret, err := st.CreateKey(ctx, account, spec)
+	k, secret, err := st.CreateKey(ctx, account, nil, spec)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func createKey(ctx context.Context, st *store.Store, account, name, scopes, mode
 
 // revokeKey ends key id of the account and prints it.
 func revokeKey(ctx context.Context, st *store.Store, account, id string, asJSON bool, out io.Writer) error {
-	k, err := st.RevokeKey(ctx, account, id, false)
+	k, err := st.RevokeKey(ctx, account, nil, id)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func rotateKey(ctx context.Context, st *store.Store, account, id string, asJSON 
 		}
 		id = ks[0].ID
 	}
-	secret, err := st.RotateKey(ctx, account, id)
+	secret, err := st.RotateKey(ctx, account, nil, id)
 	if err != nil {
 		return err
 	}

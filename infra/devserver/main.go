@@ -247,7 +247,7 @@ func replaceKey(ctx context.Context, st *store.Store, account, name string, live
 		if k.Name != name || k.Live != live {
 			continue
 		}
-		_, err := st.RevokeKey(ctx, account, k.ID, false)
+		_, err := st.RevokeKey(ctx, account, nil, k.ID)
 		switch {
 		case err == nil, business.ErrorCode(err) == business.ENOTFOUND: // revoked (by us, or meanwhile)
 		case business.ErrorCode(err) == business.ECONFLICT:
@@ -264,12 +264,12 @@ func replaceKey(ctx context.Context, st *store.Store, account, name string, live
 	if err != nil {
 		return "", err
 	}
-	_, secret, err := st.CreateKey(ctx, account, spec)
+	_, secret, err := st.CreateKey(ctx, account, nil, spec)
 	if err != nil {
 		return "", err
 	}
 	for _, id := range last {
-		if _, err := st.RevokeKey(ctx, account, id, false); err != nil && business.ErrorCode(err) != business.ENOTFOUND {
+		if _, err := st.RevokeKey(ctx, account, nil, id); err != nil && business.ErrorCode(err) != business.ENOTFOUND {
 			return "", err
 		}
 	}

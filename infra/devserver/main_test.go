@@ -233,7 +233,7 @@ func TestPrintedKeysWorkAfterRotation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.RotateKey(ctx, first.AccountID, a.Key.ID); err != nil {
+			if _, err := st.RotateKey(ctx, first.AccountID, nil, a.Key.ID); err != nil {
 				t.Fatal(err)
 			}
 			if round == 1 && a.Key.Name == "Default key" {
@@ -241,7 +241,7 @@ func TestPrintedKeysWorkAfterRotation(t *testing.T) {
 			}
 		}
 		if round == 1 {
-			if _, err := st.RevokeKey(ctx, first.AccountID, keys()[0].ID, false); err != nil {
+			if _, err := st.RevokeKey(ctx, first.AccountID, nil, keys()[0].ID); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -42,7 +42,7 @@ func TestAuth(t *testing.T) {
 func TestKeyRotation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	newKey, err := e.store.RotateKey(context.Background(), e.acct.ID, e.acct.Key.ID)
+	newKey, err := e.store.RotateKey(context.Background(), e.acct.ID, nil, e.acct.Key.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

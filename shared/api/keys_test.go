@@ -766,13 +766,20 @@ func TestKeyLastManager(t *testing.T) {
 		}
 		wantExact(t, c.post(t, "/api/v1/api-keys/"+def+"/revoke", nil), 409, last(def))
 		want(t, c.get(t, "/api/v1/user/authenticate"), 200, "Authenticated")
-		mgr := mkKey(t, c, "manager", "live", "keys:write")
+		wantExact(t, c.as(mkKey(t, c, "key manager", "live", "keys:write").Key).post(t, "/api/v1/api-keys/"+def+"/revoke", nil), 403,
+			"This API key cannot revoke API key "+def+": that key has scopes this one lacks")
+		mgr := mkKey(t, c, "manager", "live", "*")
 		r := c.as(mgr.Key).post(t, "/api/v1/api-keys/"+def+"/revoke", nil)
 		if got := dataAs[keyWire](t, r, "API key revoked", "api_key"); got.ID != def || got.Name != "Default key" {
 			t.Fatalf("%s", r.raw)
 		}
 		for _, p := range []string{"/api/v1/user/authenticate", "/api/v1/sales", "/api/v1/customers", "/api/v1/api-keys", "/api/v1/user/settings"} {
 			wantExact(t, c.get(t, p), 401, "Unauthorized: Invalid API Key")
+		}
+		for _, k := range keysListed(t, c.as(mgr.Key)) {
+			if k.Name == "key manager" {
+				want(t, c.as(mgr.Key).post(t, "/api/v1/api-keys/"+k.ID+"/revoke", nil), 200, "API key revoked")
+			}
 		}
 		wantExact(t, c.as(mgr.Key).post(t, "/api/v1/api-keys/"+mgr.ID+"/revoke", nil), 409, last(mgr.ID))
 		want(t, c.as(mgr.Key).get(t, "/api/v1/api-keys"), 200, "API keys found")
@@ -1437,4 +1444,50 @@ func TestTestModeWebhooks(t *testing.T) {
 			t.Errorf("%s callback got %d bodies: %q", m.name, len(cbs), cbs)
 		}
 	}
+}
+
+// TestKeyStaleSecretChangesNothing: a secret revoked or rotated away on one
+// process, still cached on another, cannot use that window to manage keys:
+// the old secret of a rotated key cannot rotate it back (and lock the new
+// holder out), and a revoked key cannot make or revoke keys. Each is 401, as
+// the key is everywhere once the cache expires. (Found in review.)
+func TestKeyStaleSecretChangesNothing(t *testing.T) {
+	keyPaths(t, api.DefaultKeyCacheTTL, func(t *testing.T, e *env, a kc) {
+		b := anotherProcess(t, e, a, api.DefaultKeyCacheTTL)
+		admin := mkKey(t, a, "admin", "live", "keys:write")
+		till := mkKey(t, a, "till", "live", "sales:read")
+		want(t, b.as(admin.Key).get(t, "/api/v1/api-keys"), 200, "") // cached on B now
+
+		r := a.as(admin.Key).post(t, "/api/v1/user/api-key/rotate", nil)
+		want(t, r, 200, "API key rotated")
+		fresh := r.data()["api_key"].(string)
+		wantExact(t, b.as(admin.Key).post(t, "/api/v1/user/api-key/rotate", nil), 401, "Unauthorized: Invalid API Key")
+		wantExact(t, b.as(admin.Key).post(t, "/api/v1/api-keys", map[string]any{"name": "x", "scopes": []string{"keys:write"}}), 401, "Unauthorized: Invalid API Key")
+		wantExact(t, b.as(admin.Key).post(t, "/api/v1/api-keys/"+till.ID+"/revoke", nil), 401, "Unauthorized: Invalid API Key")
+		want(t, a.as(fresh).get(t, "/api/v1/api-keys"), 200, "") // the new holder keeps the key
+
+		want(t, b.as(fresh).get(t, "/api/v1/api-keys"), 200, "") // cached on B
+		want(t, a.post(t, "/api/v1/api-keys/"+admin.ID+"/revoke", nil), 200, "API key revoked")
+		wantExact(t, b.as(fresh).post(t, "/api/v1/api-keys", map[string]any{"name": "x", "scopes": []string{"keys:write"}}), 401, "Unauthorized: Invalid API Key")
+		same(t, resp{method: "GET", path: "/api/v1/api-keys"}, []string{e.acct.Key.ID, till.ID}, keyIDs(keysListed(t, a)))
+	})
+}
+
+// TestKeyRevokesOnlyWhatItCouldGrant: a key revokes only keys whose scopes
+// it could give, so a keys:write key cannot take away the account's "*"
+// key (which no key short of "*" could make again). (Found in review.)
+func TestKeyRevokesOnlyWhatItCouldGrant(t *testing.T) {
+	keyPaths(t, 0, func(t *testing.T, e *env, a kc) {
+		mgr := mkKey(t, a, "manager", "live", "keys:write", "sales:read")
+		till := mkKey(t, a, "till", "live", "sales:read")
+		other := mkKey(t, a, "other", "live", "sales:write")
+		m := a.as(mgr.Key)
+		wantExact(t, m.post(t, "/api/v1/api-keys/"+e.acct.Key.ID+"/revoke", nil), 403,
+			"This API key cannot revoke API key "+e.acct.Key.ID+": that key has scopes this one lacks")
+		wantExact(t, m.post(t, "/api/v1/api-keys/"+other.ID+"/revoke", nil), 403,
+			"This API key cannot revoke API key "+other.ID+": that key has scopes this one lacks")
+		want(t, m.post(t, "/api/v1/api-keys/"+till.ID+"/revoke", nil), 200, "API key revoked")
+		want(t, a.get(t, "/api/v1/user/authenticate"), 200, "")
+		same(t, resp{method: "GET", path: "/api/v1/api-keys"}, []string{e.acct.Key.ID, mgr.ID, other.ID}, keyIDs(keysListed(t, a)))
+	})
 }

@@ -235,7 +235,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, secret, err := e.store.CreateKey(ctx, e.acct.ID, spec)
+		k, secret, err := e.store.CreateKey(ctx, e.acct.ID, nil, spec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -70,7 +70,7 @@ func TestFindAccountByKeyHashReadsConsistently(t *testing.T) {
 	st, _ := testdb.NewStore(t, reqs.Option())
 	ctx := context.Background()
 	a, oldKey := testdb.NewAccount(t, st, "Shop", "SHOP1")
-	newKey, err := st.RotateKey(ctx, a.ID, a.Key.ID)
+	newKey, err := st.RotateKey(ctx, a.ID, nil, a.Key.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,11 +237,23 @@ func (s *Store) ListKeys(ctx context.Context, account string) ([]business.APIKey
 	return ks, nil
 }
 
+// stillHeld refuses a calling key that is no longer in the registry ks
+// (revoked or rotated through another process, whose cache still holds it):
+// 401, as the key is everywhere once the cache expires. A nil caller is an
+// operator.
+func stillHeld(ks []business.APIKey, by *business.APIKey) error {
+	if by != nil && !slices.ContainsFunc(ks, func(k business.APIKey) bool { return k.ID == by.ID && k.Hash == by.Hash }) {
+		return business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
+	}
+	return nil
+}
+
 // CreateKey makes a key as spec describes (name, scopes, mode) for account
 // (live or test id: keys belong to the live account) and returns it with its
-// secret, shown this once. The first test key also makes the account's test
+// secret, shown this once. by is the calling key (nil for an operator): it
+// must still be active. The first test key also makes the account's test
 // twin. Returns ECONFLICT when the account has business.MaxAPIKeys keys.
-func (s *Store) CreateKey(ctx context.Context, account string, spec business.APIKey) (business.APIKey, string, error) {
+func (s *Store) CreateKey(ctx context.Context, account string, by *business.APIKey, spec business.APIKey) (business.APIKey, string, error) {
 	live := business.LiveID(account)
 	var k business.APIKey
 	var secret string
@@ -251,6 +263,9 @@ func (s *Store) CreateKey(ctx context.Context, account string, spec business.API
 			return err
 		}
 		ks := keysFrom(cur)
+		if err := stillHeld(ks, by); err != nil {
+			return err
+		}
 		if len(ks) >= business.MaxAPIKeys {
 			return business.Errorf(business.ECONFLICT, "This account has %d active API keys, the most it may have; revoke one first", len(ks))
 		}
@@ -279,11 +294,13 @@ func (s *Store) CreateKey(ctx context.Context, account string, spec business.API
 }
 
 // RevokeKey ends key id of account at once (within the API's key cache TTL
-// on other warm processes) and returns it. onlyTest limits it to test keys
-// (what a test key may revoke): a live key is then ENOTFOUND, as is an id
-// the account has no key by. Returns ECONFLICT when it is the last live key
-// that may manage keys.
-func (s *Store) RevokeKey(ctx context.Context, account, id string, onlyTest bool) (business.APIKey, error) {
+// on other warm processes) and returns it. by is the calling key (nil for an
+// operator): it must still be active, a test key sees (and revokes) test
+// keys only (a live key is then ENOTFOUND, as is an id the account has no
+// key by), and a key revokes only keys whose scopes it could grant
+// (EFORBIDDEN): a keys:write key cannot take away a "*" key. Returns
+// ECONFLICT when it is the last live key that may manage keys.
+func (s *Store) RevokeKey(ctx context.Context, account string, by *business.APIKey, id string) (business.APIKey, error) {
 	live := business.LiveID(account)
 	var gone business.APIKey
 	err := retrying(ctx, func() error {
@@ -292,9 +309,15 @@ func (s *Store) RevokeKey(ctx context.Context, account, id string, onlyTest bool
 			return err
 		}
 		ks := keysFrom(cur)
-		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (!onlyTest || !k.Live) })
+		if err := stillHeld(ks, by); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (by == nil || by.Live || !k.Live) })
 		if i < 0 {
 			return business.Errorf(business.ENOTFOUND, "API key %s not found", id)
+		}
+		if by != nil && !by.Grants(ks[i].Scopes) {
+			return business.Errorf(business.EFORBIDDEN, "This API key cannot revoke API key %s: that key has scopes this one lacks", id)
 		}
 		gone = ks[i]
 		rest := slices.Delete(slices.Clone(ks), i, i+1)
@@ -311,9 +334,12 @@ func (s *Store) RevokeKey(ctx context.Context, account, id string, onlyTest bool
 
 // RotateKey replaces key id of account with a fresh secret of the same id,
 // name, scopes and mode, and returns the secret. The old secret stops working
-// at once (within the API's key cache TTL on other warm processes). Returns
-// ENOTFOUND when the account or the key does not exist.
-func (s *Store) RotateKey(ctx context.Context, account, id string) (string, error) {
+// at once (within the API's key cache TTL on other warm processes). by is
+// the calling key (nil for an operator), which rotates only itself, and only
+// with its current secret: an old secret still cached elsewhere is 401, so
+// it cannot take the key back. Returns ENOTFOUND when the account or the
+// key does not exist.
+func (s *Store) RotateKey(ctx context.Context, account string, by *business.APIKey, id string) (string, error) {
 	live := business.LiveID(account)
 	var secret string
 	err := retrying(ctx, func() error {
@@ -322,7 +348,10 @@ func (s *Store) RotateKey(ctx context.Context, account, id string) (string, erro
 			return err
 		}
 		ks := keysFrom(cur)
-		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id })
+		if err := stillHeld(ks, by); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (by == nil || by.ID == id) })
 		if i < 0 {
 			return business.Errorf(business.ENOTFOUND, "API key %s not found", id)
 		}

@@ -64,7 +64,7 @@ func TestLegacyKeyIsAnAllScopesLiveKey(t *testing.T) {
 	if err != nil || len(ks) != 1 || ks[0].ID != business.LegacyKeyID(hash) || ks[0].Prefix != "" || ks[0].Scopes[0] != "*" {
 		t.Fatalf("listed: %+v %v", ks, err)
 	}
-	k2, secret, err := st.CreateKey(ctx, a.ID, spec(t, "Second", "live", "*"))
+	k2, secret, err := st.CreateKey(ctx, a.ID, nil, spec(t, "Second", "live", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestLegacyKeyIsAnAllScopesLiveKey(t *testing.T) {
 		!slices.ContainsFunc(ks, func(k business.APIKey) bool { return k.ID == k2.ID }) {
 		t.Fatalf("after a create: %+v", ks)
 	}
-	if _, err := st.RevokeKey(ctx, a.ID, business.LegacyKeyID(hash), false); err != nil {
+	if _, err := st.RevokeKey(ctx, a.ID, nil, business.LegacyKeyID(hash)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.FindAccountByKeyHash(ctx, hash); business.ErrorCode(err) != business.EUNAUTHORIZED {
@@ -90,7 +90,7 @@ func TestConcurrentCreatesKeepTheLimit(t *testing.T) {
 	ctx := context.Background()
 	a, _ := testdb.NewAccount(t, st, "Busy Shop", "BUSY1")
 	for i := 1; i < business.MaxAPIKeys-1; i++ {
-		if _, _, err := st.CreateKey(ctx, a.ID, spec(t, fmt.Sprintf("Till %d", i), "live", "sales:write")); err != nil {
+		if _, _, err := st.CreateKey(ctx, a.ID, nil, spec(t, fmt.Sprintf("Till %d", i), "live", "sales:write")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestConcurrentCreatesKeepTheLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, errs[i] = st.CreateKey(ctx, a.ID, spec(t, fmt.Sprintf("Racer %d", i), "test", "sales:read"))
+			_, _, errs[i] = st.CreateKey(ctx, a.ID, nil, spec(t, fmt.Sprintf("Racer %d", i), "test", "sales:read"))
 		}()
 	}
 	wg.Wait()
@@ -129,18 +129,18 @@ func TestConcurrentRevokesKeepAKeyManager(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
 	a, _ := testdb.NewAccount(t, st, "Shop", "SHOP2")
-	b, _, err := st.CreateKey(ctx, a.ID, spec(t, "Admin", "live", "keys:write"))
+	b, _, err := st.CreateKey(ctx, a.ID, nil, spec(t, "Admin", "live", "keys:write"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.CreateKey(ctx, a.ID, spec(t, "Test admin", "test", "*")); err != nil { // a test key does not count
+	if _, _, err := st.CreateKey(ctx, a.ID, nil, spec(t, "Test admin", "test", "*")); err != nil { // a test key does not count
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, id := range []string{a.Key.ID, b.ID} {
 		wg.Add(1)
-		go func() { defer wg.Done(); _, errs[i] = st.RevokeKey(ctx, a.ID, id, false) }()
+		go func() { defer wg.Done(); _, errs[i] = st.RevokeKey(ctx, a.ID, nil, id) }()
 	}
 	wg.Wait()
 	if (errs[0] == nil) == (errs[1] == nil) {
@@ -171,7 +171,7 @@ func TestSettingsReachEveryKey(t *testing.T) {
 	a, key := testdb.NewAccount(t, st, "Shop", "SHOP3")
 	var secrets []string
 	for i, mode := range []string{"live", "test", "test"} {
-		_, s, err := st.CreateKey(ctx, a.ID, spec(t, fmt.Sprintf("K%d", i), mode, "sales:read"))
+		_, s, err := st.CreateKey(ctx, a.ID, nil, spec(t, fmt.Sprintf("K%d", i), mode, "sales:read"))
 		if err != nil {
 			t.Fatal(err)
 		}

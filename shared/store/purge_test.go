@@ -130,7 +130,7 @@ func TestPurgeAccount(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
 	live, _ := testdb.NewAccount(t, st, "Purge", "PURGE1")
-	if _, _, err := st.CreateKey(ctx, live.ID, business.APIKey{Name: "test", Scopes: []string{business.ScopeAll}}); err != nil {
+	if _, _, err := st.CreateKey(ctx, live.ID, nil, business.APIKey{Name: "test", Scopes: []string{business.ScopeAll}}); err != nil {
 		t.Fatal(err)
 	}
 	old := business.TwinID(live.ID, 1)
@@ -271,7 +271,7 @@ func TestPurgeAccountBudgetOfOne(t *testing.T) {
 	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
 	live, _ := testdb.NewAccount(t, st, "Purge", "PURGE2")
-	if _, _, err := st.CreateKey(ctx, live.ID, business.APIKey{Name: "test", Scopes: []string{business.ScopeAll}}); err != nil {
+	if _, _, err := st.CreateKey(ctx, live.ID, nil, business.APIKey{Name: "test", Scopes: []string{business.ScopeAll}}); err != nil {
 		t.Fatal(err)
 	}
 	old := business.TwinID(live.ID, 1)
