@@ -294,7 +294,7 @@ func (s *Store) CreateKey(ctx context.Context, account string, by *business.APIK
 }
 
 // RevokeKey ends key id of account at once (within the API's key cache TTL
-// on other warm processes) and returns it. by is the calling key (nil for an
+// on other warm processes) and returns it, with its last use. by is the calling key (nil for an
 // operator): it must still be active, a test key sees (and revokes) test
 // keys only (a live key is then ENOTFOUND, as is an id the account has no
 // key by), and a key revokes only keys whose scopes it could grant
@@ -324,6 +324,14 @@ func (s *Store) RevokeKey(ctx context.Context, account string, by *business.APIK
 		if gone.Live && gone.ManagesKeys() && !slices.ContainsFunc(rest, func(k business.APIKey) bool { return k.Live && k.ManagesKeys() }) {
 			return business.Errorf(business.ECONFLICT, "API key %s is the last live key with the scope keys:write; create another before revoking it", id)
 		}
+		// The key's item holds its last use, which the answer shows as the
+		// list does: one read before it goes (a stamp landing between the
+		// read and the delete is a use within the minute it may lag).
+		it, err := s.getItem(ctx, key(keyPK(gone.Hash), "KEY"), true)
+		if err != nil {
+			return fmt.Errorf("get api key: %w", err)
+		}
+		gone.LastUsedAt = getTime(it, lastUsedKey)
 		return s.transact(ctx, []txItem{
 			s.registryUpdate(live, cur, rest, "", nil),
 			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(gone.Hash), "KEY")}}},
