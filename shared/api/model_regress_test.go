@@ -347,3 +347,30 @@ func TestReportWithExactly100ChangesWaiting(t *testing.T) {
 		t.Fatalf("expenses %v, want 1.00", got)
 	}
 }
+
+// A revoked key's answer shows the key as the list does (the description:
+// data.api_key "as listed"), its last use too: found by the model, where the
+// list showed a key's last_used_at and its revocation answered null.
+func TestRevokedKeyAnswerShowsItsLastUse(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.post("/api/v1/api-keys", map[string]any{"name": "Till", "scopes": []string{"sales:read"}})
+	want(t, r, 200, "API key created")
+	k, _ := r.data()["api_key"].(map[string]any)
+	secret, id := fmt.Sprint(k["key"]), fmt.Sprint(k["id"])
+	want(t, e.req("GET", "/api/v1/sales", secret, nil), 200, "")
+	var listed any
+	for _, x := range e.get("/api/v1/api-keys").data()["api_keys"].([]any) {
+		if x := x.(map[string]any); x["id"] == id {
+			listed = x["last_used_at"]
+		}
+	}
+	if listed == nil {
+		t.Fatalf("a used key lists no last_used_at")
+	}
+	rev := e.post("/api/v1/api-keys/"+id+"/revoke", nil)
+	want(t, rev, 200, "API key revoked")
+	if got := rev.data()["api_key"].(map[string]any)["last_used_at"]; got != listed {
+		t.Fatalf("the revoked key's last_used_at is %v; the list showed %v: %s", got, listed, rev.raw)
+	}
+}

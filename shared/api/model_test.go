@@ -1,9 +1,10 @@
 package api_test
 
-// The model-based test: random sequences of operations on two accounts, sent
-// through the real HTTP handler on DynamoDB Local, each response checked
-// against what an in-memory model of the API predicts, and the invariants
-// checked by an audit that reads everything back. Failures shrink to a
+// The model-based test: random sequences of operations on two businesses
+// (each with a live book and a test twin's), sent through the real HTTP
+// handler on DynamoDB Local, each response checked against what an
+// in-memory model of the API predicts, and the invariants checked by an
+// audit that reads everything back. Failures shrink to a
 // minimal sequence; each one found is kept as a plain test in
 // model_regress_test.go.
 //
@@ -40,6 +41,15 @@ package api_test
 // more than 100 changes waiting a report answers 503 until it has applied
 // them. A report asked during a concurrent burst must answer too, and the
 // books are compared after the burst, in the serial order found for it.
+//
+// API keys, scopes and test mode are in the model too (model_keys_test.go):
+// each business has keys of both modes and of different scopes, and every
+// step acts with one of them, on the book of its mode: a live book and a
+// test twin's, each with its own records, ids, invoice numbers, events,
+// reports and webhook settings. A request whose key lacks the route's scope,
+// or is of a mode the route does not serve, must be refused 403 saying so,
+// and change nothing. Keys are made, listed, rotated and revoked, and the
+// test data cleared, by steps.
 //
 // `make test` runs a bounded number of sequences; `make check-model` runs
 // thousands (MODEL_SEQUENCES).
@@ -213,13 +223,19 @@ type model struct {
 	t     *rapid.T
 	c     caller
 	st    *store.Store // what the stream's consumer of report figures calls
-	accts []*mAccount
+	bizs  []*mBiz      // the businesses: each a live book and a test twin's
+	accts []*mAccount  // every book: each business's live one, then its test twin's
+	keys  map[string]*mKey
 	clk   *fakeClock
 	end   time.Time // the clock never passes it in a sequence
 }
 
 type mAccount struct {
-	key        string
+	key        string // the key the current step sends with (see acct)
+	live       bool   // a live book, or a test twin's
+	biz        *mBiz
+	full       *mKey // the book's "*" key: what the audit reads with
+	hook       mHook // the webhook settings
 	customers  map[int64]*mCustomer
 	categories map[int64]*mCategory
 	items      map[string]*mItem
@@ -302,18 +318,19 @@ type mIdem struct {
 // unique per table, and every sequence of a run shares one.
 var modelAccounts atomic.Int64
 
-func newAccountModel(rt *rapid.T, e *env, n int, clk *fakeClock) *mAccount {
-	acct, key := e.newAccount(fmt.Sprintf("Model %d", n), fmt.Sprintf("M%d", modelAccounts.Add(1)))
-	return &mAccount{key: key, customers: map[int64]*mCustomer{}, categories: map[int64]*mCategory{},
+// newBook is an empty book of account id.
+func newBook(id, name, code string, clk *fakeClock, tz []mSpan, live bool) *mAccount {
+	return &mAccount{customers: map[int64]*mCustomer{}, categories: map[int64]*mCategory{},
 		items: map[string]*mItem{}, sales: map[string]*mSale{}, numbers: map[string]bool{},
 		expenses: map[int64]*mExpense{}, idem: map[string]*mIdem{}, lastID: map[string]int64{},
-		id: acct.ID, name: acct.Name, code: acct.BusinessCode, clk: clk, tz: []mSpan{{name: "UTC"}}}
+		id: id, name: name, code: code, clk: clk, tz: slices.Clone(tz), live: live}
 }
 
 func runModel(rt *rapid.T, e *env, c caller, clk *fakeClock) {
-	m := &model{t: rt, c: c, st: e.store, clk: clk}
+	m := &model{t: rt, c: c, st: e.store, clk: clk, keys: map[string]*mKey{}}
 	zone := m.startClock(rt)
-	m.accts = []*mAccount{newAccountModel(rt, e, 1, clk), newAccountModel(rt, e, 2, clk)}
+	m.bizs = []*mBiz{m.newBusiness(rt, e, 1), m.newBusiness(rt, e, 2)}
+	m.refreshBooks()
 	m.startZones(rt, zone)
 	rt.Repeat(map[string]func(*rapid.T){
 		"addCustomer":           m.addCustomer,
@@ -351,12 +368,21 @@ func runModel(rt *rapid.T, e *env, c caller, clk *fakeClock) {
 		"manyChanges":           m.manyChanges,
 		"consumer":              m.consumer,
 		"audit":                 m.audit,
+		"createKey":             m.createKey,
+		"listKeys":              m.listKeys,
+		"revokeKey":             m.revokeKey,
+		"rotateKey":             m.rotateKey,
+		"authenticate":          m.authenticate,
+		"clearTestData":         m.clearTestData,
+		"concurrentKeyChanges":  m.concurrentKeyChanges,
+		"webhookSettings":       m.webhookSettings,
 		"":                      m.tick, // after every step
 	})
 	// Every sequence ends with a full audit, and the events feed rebuilds
 	// every record.
 	m.audit(rt)
 	for _, a := range m.accts {
+		a.key = a.full.secret
 		m.feedRebuilds(a)
 	}
 }
@@ -374,7 +400,33 @@ const busyMessage = "too many concurrent changes to this record; retry the reque
 // sendAllowing is send; with busyOK, a request of a burst on one record may
 // also get the store's 503 for contention it could not outlast (on a slow
 // machine, 16 writers of one sale each waiting on the others).
+//
+// A request sent with a key of the model that lacks the route's scope, or
+// is of a mode the route does not serve, must be refused 403 with the text
+// that says so; it is then sent again with the "*" key of the mode the
+// route serves, whose answer the caller predicts from the books: so every
+// step goes on as it would, and a refused request that changed anything
+// shows in the answers of the books from then on.
 func (m *model) sendAllowing(method, path, key string, body any, headers map[string]string, busyOK bool) reply {
+	if k := m.keys[key]; k != nil && !k.revoked {
+		if why, full := m.refusal(method, path, k); why != "" {
+			sent := body
+			if body != nil && len(path)%2 == 0 {
+				sent = []byte(`{"not JSON`) // the refusal is decided before the body is read
+			}
+			r := m.sendOnce(method, path, key, sent, headers, false)
+			if r.code != http.StatusForbidden || r.errText() != why {
+				m.t.Fatalf("%s %s with a %s key of scopes %v: %d %s, want 403 %q", method, path, k.mode(), k.scopes, r.code, r.raw, why)
+			}
+			key = full.secret
+		}
+	}
+	return m.sendOnce(method, path, key, body, headers, busyOK)
+}
+
+// sendOnce sends one request and checks what holds for every response. A
+// key of the model that authenticates is then used (its last_used_at set).
+func (m *model) sendOnce(method, path, key string, body any, headers map[string]string, busyOK bool) reply {
 	var raw []byte
 	switch b := body.(type) {
 	case nil:
@@ -401,6 +453,11 @@ func (m *model) sendAllowing(method, path, key string, body any, headers map[str
 	if st, _ := r.body["status"].(float64); int(st) != code {
 		m.t.Fatalf("%s %s: body status %v, HTTP %d", method, path, r.body["status"], code)
 	}
+	if k := m.keys[key]; k != nil && code != http.StatusUnauthorized {
+		if _, routed := modelRoute(method, path); routed { // what no route serves authenticates no key
+			k.used.Store(true)
+		}
+	}
 	return r
 }
 
@@ -411,8 +468,14 @@ func (m *model) expect(r reply, code int, what string) {
 	}
 }
 
+// acct draws a business and one of its keys: the step acts with that key,
+// on the book of its mode.
 func (m *model) acct(t *rapid.T) *mAccount {
-	return m.accts[rapid.IntRange(0, len(m.accts)-1).Draw(t, "account")]
+	b := m.bizs[rapid.IntRange(0, len(m.bizs)-1).Draw(t, "account")]
+	k := m.drawKey(t, b)
+	a := b.book(k.live)
+	a.key = k.secret
+	return a
 }
 
 // newID checks that a created record's id is new and above every earlier
@@ -1356,22 +1419,21 @@ func (m *model) cursorElsewhere(t *rapid.T) {
 	if r.field("cursor") == "" {
 		m.t.Fatalf("400 does not name the cursor: %s", r.raw)
 	}
-	// Another account's key with this account's cursor.
-	b := m.accts[0]
-	if b == a {
-		b = m.accts[1]
-	}
+	// Another account's key with this account's cursor: another business's,
+	// or a key of the other mode of the same business.
+	b := m.otherBook(t, a)
+	m.useKey(t, b)
 	r = m.send("GET", spec.path+"?limit=1&cursor="+url.QueryEscape(next)+"&"+spec.filters.Encode(), b.key, nil, nil)
 	m.expect(r, 400, "another account's cursor")
 }
 
-// otherAccountsKey reads and edits one account's records with the other's
-// key: 404, exactly as for a record that does not exist.
+// otherAccountsKey reads and edits one book's records with another's key
+// (another business's, or the other mode's of the same business): 404,
+// exactly as for a record that does not exist.
 func (m *model) otherAccountsKey(t *rapid.T) {
-	a, b := m.accts[0], m.accts[1]
-	if rapid.Bool().Draw(t, "swap") {
-		a, b = b, a
-	}
+	a := m.accts[rapid.IntRange(0, len(m.accts)-1).Draw(t, "owner")]
+	b := m.otherBook(t, a)
+	m.useKey(t, b)
 	if code, _, ok := pick(t, a.sales, "sale"); ok && b.sales[code] == nil {
 		m.expect(m.send("GET", "/api/v1/sales/"+code, b.key, nil, nil), 404, "another account's sale")
 	}
@@ -1440,6 +1502,7 @@ func (m *model) longPathAndFilters(t *rapid.T) {
 func (m *model) audit(t *rapid.T) {
 	page := rapid.SampledFrom([]int{2, 200}).Draw(t, "ledgerPage")
 	for _, a := range m.accts {
+		a.key = a.full.secret
 		for code, s := range a.sales {
 			r := m.send("GET", "/api/v1/sales/"+code, a.key, nil, nil)
 			m.expect(r, 200, "get sale "+code)
@@ -1514,6 +1577,7 @@ func (m *model) audit(t *rapid.T) {
 		}
 		m.checkSummary(a, first, last, "day")
 		m.checkSettings(a, m.send("GET", "/api/v1/user/settings", a.key, nil, nil), "Settings found")
+		m.checkHook(a, m.send("GET", "/api/v1/user/webhook", a.key, nil, nil), "Webhook settings found")
 		m.checkReceivables(a, "")
 		m.checkInventory(a)
 	}
@@ -2663,10 +2727,11 @@ func (m *model) stockItem(a *mAccount) string {
 	return code
 }
 
-// feedRebuilds replays an account's events feed from its start, keeps each
-// record's latest version, and checks that this rebuilds every record the
-// model knows exactly as its GET answers it, and nothing else: no event for
-// a change that was refused, none missing for one that was made. Events of
+// feedRebuilds replays a book's events feed from its start (each event's
+// livemode the book's), keeps each record's latest version, and checks that
+// this rebuilds every record the model knows exactly as its GET answers it,
+// and nothing else: no event for a change that was refused, none missing for
+// one that was made (nor one of the other mode's book). Events of
 // one record never disagree about one version.
 func (m *model) feedRebuilds(a *mAccount) {
 	type latest struct {
@@ -2687,6 +2752,9 @@ func (m *model) feedRebuilds(a *mAccount) {
 		m.expect(r, 200, "catch up on events")
 		for _, x := range r.list("events") {
 			ev := x.(map[string]any)
+			if ev["livemode"] != a.live { // every event of a test twin says so, and none of a live book
+				m.t.Fatalf("an event of a book with livemode %v: %s", a.live, canonical(ev))
+			}
 			res := ev["resource"].(map[string]any)
 			k := fmt.Sprint(res["type"], "/", res["id"])
 			v := int64(res["version"].(float64))
@@ -2827,7 +2895,9 @@ func (m *model) startClock(t *rapid.T) string {
 // startZones sets each account's timezone, most times, to the zone the
 // clock starts near a midnight of, and lets the change take effect.
 func (m *model) startZones(t *rapid.T, zone string) {
-	for i, a := range m.accts {
+	for i, b := range m.bizs {
+		a := b.live
+		a.key = a.full.secret
 		if zone != "UTC" && rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("startZone%d", i)) > 0 {
 			m.putSettings(a, map[string]any{"timezone": zone}, "")
 		}
@@ -2989,6 +3059,7 @@ func (m *model) putSettings(a *mAccount, body map[string]any, bad string) {
 		return
 	}
 	m.expect(r, 200, fmt.Sprintf("settings %v", body))
+	defer m.mirrorSettings(a)
 	if n, ok := body["business_name"].(string); ok {
 		a.name = strings.TrimSpace(n)
 	}
@@ -3643,7 +3714,7 @@ func (m *model) manyChanges(t *rapid.T) {
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				answers[i] = m.send("POST", "/api/v1/expenses/add", a.key, map[string]any{"expense_type": "Stock count",
+				answers[i] = m.send("POST", "/api/v1/expenses/add", a.full.secret, map[string]any{"expense_type": "Stock count",
 					"expense_amount": "0.01", "payment_method": "Cash", "created_by": "Ama"}, nil)
 			}
 		}()
