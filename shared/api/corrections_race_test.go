@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -330,6 +331,7 @@ func TestConcurrentStockWriters(t *testing.T) {
 	}
 	// Before: initial, and 4 sales of 2.
 	want := map[string]int{"initial": 1, "sale": 4 + applied["sale"], "adjustment": applied["adjustment"], "return": applied["return"], "void": applied["void"]}
+	maps.DeleteFunc(want, func(_ string, n int) bool { return n == 0 }) // every one of a kind may be 503 under contention
 	if d := cmp.Diff(want, inLedger); d != "" {
 		t.Errorf("movements by kind (-answered 200 +in the ledger):\n%s", d)
 	}
