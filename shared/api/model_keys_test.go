@@ -12,9 +12,13 @@ package api_test
 // requests a key may make, from the scope and mode the route table gives the
 // route: a key has a scope when it has it, its write scope (for a read
 // scope), or "*". A request it may not make must be refused 403 with the
-// text that says why, changing nothing (see sendAllowing). Clearing the test
-// data (a test "*" key) gives the test keys a fresh, empty twin and leaves
-// the live book as it was.
+// text that says why, changing nothing (see sendAllowing; forbiddenRoute
+// tries every route of the table). A key makes keys only with scopes it
+// could grant, and revokes only keys it sees whose scopes it could grant; a
+// key revoked or rotated away answers 401 at once. Clearing the test data (a
+// test "*" key) gives the test keys a fresh, empty twin and leaves the live
+// book as it was; a change of the settings, made at once with a new key, a
+// rotation and a clear, reaches every key and both books.
 
 import (
 	"fmt"
@@ -755,6 +759,38 @@ func (m *model) checkHook(a *mAccount, r reply, msg string) {
 	if d := jsonDiff("webhook", r.obj("webhook"), want); d != "" || r.body["message"] != msg {
 		m.t.Fatalf("webhook settings of a book with livemode %v: %s: %s", a.live, d, r.raw)
 	}
+}
+
+// forbiddenRoute sends, with a drawn key, a request to a route it may not
+// call (any route of the table, those no other step calls too): 403 saying
+// why, whatever the path's values and the body.
+func (m *model) forbiddenRoute(t *rapid.T) {
+	b := m.drawBiz(t)
+	k := m.drawKey(t, b)
+	type call struct {
+		path, why string
+		rt        api.Route
+	}
+	var calls []call
+	for _, rt := range api.Routes {
+		path := rt.Path
+		for _, v := range []string{"{invoice_code}", "{id}", "{item_code}", "{transaction_id}"} {
+			path = strings.ReplaceAll(path, v, "1")
+		}
+		if why, _ := m.refusal(rt.Method, path, k); why != "" {
+			calls = append(calls, call{path, why, rt})
+		}
+	}
+	if len(calls) == 0 {
+		return
+	}
+	c := calls[rapid.IntRange(0, len(calls)-1).Draw(t, "forbidden")]
+	var body any
+	if c.rt.Method != http.MethodGet && c.rt.Method != http.MethodDelete {
+		body = rapid.SampledFrom([]any{nil, map[string]any{}, []byte(`{"not JSON`)}).Draw(t, "forbiddenBody")
+	}
+	r := m.sendOnce(c.rt.Method, c.path, k.secret, body, nil, false)
+	m.refused(r, 403, c.why, fmt.Sprintf("%s %s with a %s key of scopes %v", c.rt.Method, c.path, k.mode(), k.scopes))
 }
 
 // TestModelRouteTable checks the route table's scopes and modes, which

@@ -376,6 +376,7 @@ func runModel(rt *rapid.T, e *env, c caller, clk *fakeClock) {
 		"clearTestData":         m.clearTestData,
 		"concurrentKeyChanges":  m.concurrentKeyChanges,
 		"webhookSettings":       m.webhookSettings,
+		"forbiddenRoute":        m.forbiddenRoute,
 		"":                      m.tick, // after every step
 	})
 	// Every sequence ends with a full audit, and the events feed rebuilds
