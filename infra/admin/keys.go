@@ -9,32 +9,13 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
 
 // The key commands: an operator lists, creates, revokes and rotates an
 // account's API keys as the API's key routes do, without a key of the
 // account's (the stand-in for the dashboard). Secrets are printed once, when
 // made, and never stored.
-
-// keyJSON is a key as `key list` prints it, in the API's shape
-// (GET /api/v1/api-keys): never its secret.
-type keyJSON struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	Scopes     []string `json:"scopes"`
-	Mode       string   `json:"mode"`
-	Prefix     *string  `json:"prefix"`
-	CreatedAt  string   `json:"created_at"`
-	LastUsedAt *string  `json:"last_used_at"`
-}
-
-func newKeyJSON(k business.APIKey) keyJSON {
-	j := keyJSON{ID: k.ID, Name: k.Name, Scopes: k.Scopes, Mode: k.Mode(), Prefix: nullable(k.Prefix), CreatedAt: k.CreatedAt.UTC().Format(business.TimeFormat)}
-	if !k.LastUsedAt.IsZero() {
-		j.LastUsedAt = nullable(k.LastUsedAt.UTC().Format(business.TimeFormat))
-	}
-	return j
-}
 
 // listKeys prints the account's active keys, oldest first: one line each,
 // or their JSON.
@@ -43,9 +24,9 @@ func listKeys(ctx context.Context, st *store.Store, account string, asJSON bool,
 	if err != nil {
 		return err
 	}
-	all := make([]keyJSON, len(ks))
+	all := make([]wire.APIKey, len(ks))
 	for i, k := range ks {
-		all[i] = newKeyJSON(k)
+		all[i] = wire.NewAPIKey(k)
 	}
 	if asJSON {
 		return json.NewEncoder(out).Encode(all)
@@ -75,7 +56,7 @@ func createKey(ctx context.Context, st *store.Store, account, name, scopes, mode
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(out).Encode(map[string]any{"account_id": account, "key_id": k.ID, "api_key": secret, "key": newKeyJSON(k)})
+		return json.NewEncoder(out).Encode(map[string]any{"account_id": account, "key_id": k.ID, "api_key": secret, "key": wire.NewAPIKey(k)})
 	}
 	fmt.Fprintf(out, "name:       %s\nmode:       %s\nscopes:     %s\n", k.Name, k.Mode(), strings.Join(k.Scopes, ","))
 	return printKey(out, false, account, k.ID, secret)
@@ -88,7 +69,7 @@ func revokeKey(ctx context.Context, st *store.Store, account, id string, asJSON 
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(out).Encode(map[string]any{"account_id": account, "revoked": newKeyJSON(k)})
+		return json.NewEncoder(out).Encode(map[string]any{"account_id": account, "revoked": wire.NewAPIKey(k)})
 	}
 	_, err = fmt.Fprintf(out, "API key %s (%s, %s) revoked: it stops working within 5 s\n", k.ID, k.Name, k.Mode())
 	return err

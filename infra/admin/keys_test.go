@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
 // TestAdminKeys: an operator lists an account's keys, creates scoped live
@@ -48,9 +49,9 @@ func TestAdminKeys(t *testing.T) {
 			t.Fatalf("the key %.12s… still works (%v)", secret, err)
 		}
 	}
-	list := func() []keyJSON {
+	list := func() []wire.APIKey {
 		t.Helper()
-		var ks []keyJSON
+		var ks []wire.APIKey
 		if err := json.Unmarshal(cli("key", "list", "--account", account, "--json"), &ks); err != nil {
 			t.Fatal(err)
 		}
@@ -75,10 +76,10 @@ func TestAdminKeys(t *testing.T) {
 
 	// A scoped live key and a test key.
 	type createdKey struct {
-		AccountID string  `json:"account_id"`
-		KeyID     string  `json:"key_id"`
-		APIKey    string  `json:"api_key"`
-		Key       keyJSON `json:"key"`
+		AccountID string      `json:"account_id"`
+		KeyID     string      `json:"key_id"`
+		APIKey    string      `json:"api_key"`
+		Key       wire.APIKey `json:"key"`
 	}
 	var till, tests createdKey
 	if err := json.Unmarshal(cli("key", "create", "--account", account, "--name", "Till 1", "--scopes", "sales:write, sales:read", "--json"), &till); err != nil {
@@ -129,13 +130,13 @@ func TestAdminKeys(t *testing.T) {
 
 	// Revoked: gone at once, and no longer listed.
 	var revoked struct {
-		Revoked keyJSON `json:"revoked"`
+		Revoked wire.APIKey `json:"revoked"`
 	}
 	if err := json.Unmarshal(cli("key", "revoke", "--account", account, "--key", till.KeyID, "--json"), &revoked); err != nil || revoked.Revoked.ID != till.KeyID || revoked.Revoked.Name != "Till 1" {
 		t.Fatalf("key revoke: %+v %v", revoked, err)
 	}
 	gone(till.APIKey)
-	if ks := list(); len(ks) != 3 || slices.ContainsFunc(ks, func(k keyJSON) bool { return k.ID == till.KeyID }) {
+	if ks := list(); len(ks) != 3 || slices.ContainsFunc(ks, func(k wire.APIKey) bool { return k.ID == till.KeyID }) {
 		t.Fatalf("after revoke: %+v", ks)
 	}
 

@@ -5,35 +5,12 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
 // API keys a merchant hands out: named, scoped, live or test. A key sees and
 // makes keys of its own mode only when it is a test key (a live key manages
 // both), and grants no scope it lacks itself.
-
-// apiKeyJSON is a key as the API shows it: never its secret, which only
-// the create and rotate answers carry, once.
-type apiKeyJSON struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	Scopes     []string `json:"scopes"`
-	Mode       string   `json:"mode"`
-	Prefix     *string  `json:"prefix"`
-	CreatedAt  string   `json:"created_at"`
-	LastUsedAt *string  `json:"last_used_at"`
-}
-
-func toAPIKeyJSON(k business.APIKey) apiKeyJSON {
-	j := apiKeyJSON{ID: k.ID, Name: k.Name, Scopes: k.Scopes, Mode: k.Mode(), CreatedAt: k.CreatedAt.UTC().Format(business.TimeFormat)}
-	if k.Prefix != "" {
-		j.Prefix = &k.Prefix
-	}
-	if !k.LastUsedAt.IsZero() {
-		t := k.LastUsedAt.UTC().Format(business.TimeFormat)
-		j.LastUsedAt = &t
-	}
-	return j
-}
 
 // seesKey reports whether the calling key may see or revoke k: a live key
 // every key of its account, a test key test keys only.
@@ -51,10 +28,10 @@ func listAPIKeys(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	if err != nil {
 		return err
 	}
-	out := []apiKeyJSON{}
+	out := []wire.APIKey{}
 	for _, k := range ks {
 		if seesKey(acct.Key, k) {
-			out = append(out, toAPIKeyJSON(k))
+			out = append(out, wire.NewAPIKey(k))
 		}
 	}
 	return writeOK(w, "API keys found", map[string]any{"api_keys": out})
@@ -92,9 +69,9 @@ func createAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 		return err
 	}
 	return writeOK(w, "API key created", map[string]any{"api_key": struct {
-		apiKeyJSON
+		wire.APIKey
 		Key string `json:"key"`
-	}{toAPIKeyJSON(k), secret}})
+	}{wire.NewAPIKey(k), secret}})
 }
 
 func revokeAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -110,7 +87,7 @@ func revokeAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 		return err
 	}
 	s.keys.forgetHash(k.Hash)
-	return writeOK(w, "API key revoked", map[string]any{"api_key": toAPIKeyJSON(k)})
+	return writeOK(w, "API key revoked", map[string]any{"api_key": wire.NewAPIKey(k)})
 }
 
 // rotateAPIKey gives the calling key a new secret; its id, name, scopes and

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
 // handlerFunc serves one authenticated request. It writes the success
@@ -143,6 +144,6 @@ func getAuthenticate(_ *Server, w http.ResponseWriter, _ *http.Request, acct bus
 			"timezone":       acct.Timezone,
 		},
 		"livemode": acct.Livemode(),
-		"api_key":  toAPIKeyJSON(acct.Key),
+		"api_key":  wire.NewAPIKey(acct.Key),
 	})
 }

@@ -248,6 +248,18 @@ func stillHeld(ks []business.APIKey, by *business.APIKey) error {
 	return nil
 }
 
+// registry reads the live account item and its keys, consistently, for a
+// change of them by the calling key by (nil for an operator), which must
+// still be active.
+func (s *Store) registry(ctx context.Context, live string, by *business.APIKey) (attrs, []business.APIKey, error) {
+	cur, err := s.getAccountItem(ctx, live)
+	if err != nil {
+		return nil, nil, err
+	}
+	ks := keysFrom(cur)
+	return cur, ks, stillHeld(ks, by)
+}
+
 // CreateKey makes a key as spec describes (name, scopes, mode) for account
 // (live or test id: keys belong to the live account) and returns it with its
 // secret, shown this once. by is the calling key (nil for an operator): it
@@ -258,12 +270,8 @@ func (s *Store) CreateKey(ctx context.Context, account string, by *business.APIK
 	var k business.APIKey
 	var secret string
 	err := retrying(ctx, func() error {
-		cur, err := s.getAccountItem(ctx, live)
+		cur, ks, err := s.registry(ctx, live, by)
 		if err != nil {
-			return err
-		}
-		ks := keysFrom(cur)
-		if err := stillHeld(ks, by); err != nil {
 			return err
 		}
 		if len(ks) >= business.MaxAPIKeys {
@@ -304,12 +312,8 @@ func (s *Store) RevokeKey(ctx context.Context, account string, by *business.APIK
 	live := business.LiveID(account)
 	var gone business.APIKey
 	err := retrying(ctx, func() error {
-		cur, err := s.getAccountItem(ctx, live)
+		cur, ks, err := s.registry(ctx, live, by)
 		if err != nil {
-			return err
-		}
-		ks := keysFrom(cur)
-		if err := stillHeld(ks, by); err != nil {
 			return err
 		}
 		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (by == nil || by.Live || !k.Live) })
@@ -351,12 +355,8 @@ func (s *Store) RotateKey(ctx context.Context, account string, by *business.APIK
 	live := business.LiveID(account)
 	var secret string
 	err := retrying(ctx, func() error {
-		cur, err := s.getAccountItem(ctx, live)
+		cur, ks, err := s.registry(ctx, live, by)
 		if err != nil {
-			return err
-		}
-		ks := keysFrom(cur)
-		if err := stillHeld(ks, by); err != nil {
 			return err
 		}
 		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (by == nil || by.ID == id) })
