@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +36,7 @@ import (
 	"bizdata/shared/api"
 	"bizdata/shared/app"
 	"bizdata/shared/business"
+	"bizdata/shared/dashboard"
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
 )
@@ -55,6 +57,9 @@ type demoAccount struct {
 	AccountID  string `json:"account_id"`
 	APIKey     string `json:"api_key"`
 	TestAPIKey string `json:"test_api_key"`
+	// The demo owner's dashboard sign-in.
+	OwnerEmail    string `json:"owner_email"`
+	OwnerPassword string `json:"owner_password"`
 	Table      string `json:"table"`
 }
 
@@ -116,16 +121,18 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	handler := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1").Handler(api.Routes)
+	apiServer := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
+	board := dashboard.New(st, apiServer, log, dashboard.Config{PlainHTTP: true, SignUp: os.Getenv("DASHBOARD_SIGNUP") != "off"})
 	srv := &http.Server{
-		Handler:           demo.keepRotatedKey(handler),
+		Handler:           withDashboard(board.Handler(dashboard.Routes), demo.keepRotatedKey(apiServer.Handler(api.Routes))),
 		ReadHeaderTimeout: timeouts.readHeader,
 		ReadTimeout:       timeouts.read,
 		WriteTimeout:      timeouts.write,
 		IdleTimeout:       timeouts.idle,
 	}
-	fmt.Fprintf(out, "\nBusiness data API on http://%s  (table %s on %s)\nDemo account %s\nAPI key: %s\nTest API key: %s  (acts on the demo account's test data)\n\n",
+	fmt.Fprintf(out, "\nBusiness data API on http://%s  (table %s on %s)\nDemo account %s\nAPI key: %s\nTest API key: %s  (acts on the demo account's test data)\n",
 		ln.Addr(), cfg.TableName, cfg.Endpoint, demo.AccountID, demo.APIKey, demo.TestAPIKey)
+	fmt.Fprintf(out, "\nDashboard on http://%s/dashboard\nSign in as %s with the password %s\n\n", ln.Addr(), demo.OwnerEmail, demo.OwnerPassword)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {
@@ -208,6 +215,9 @@ func ensureDemoAccount(ctx context.Context, st *store.Store, table string) (*dem
 		if d.TestAPIKey, err = replaceKey(ctx, st, d.AccountID, testKeyName, false); err != nil {
 			return nil, err
 		}
+	}
+	if err := ensureDemoOwner(ctx, st, d); err != nil {
+		return nil, err
 	}
 	if *d == saved {
 		return f, nil
@@ -349,4 +359,43 @@ func (w *teeWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.Wr
 func (w *teeWriter) Write(b []byte) (int, error) {
 	w.body.Write(b)
 	return w.ResponseWriter.Write(b)
+}
+
+// demoOwner is the demo account's dashboard sign-in.
+const demoOwner = "owner@demo-shop.example"
+
+// ensureDemoOwner makes sure the demo owner signs in with the saved
+// password: made (with a new random password) when missing, and set back to
+// the saved one when it was changed, so the sign-in printed at every start
+// always works.
+func ensureDemoOwner(ctx context.Context, st *store.Store, d *demoAccount) error {
+	d.OwnerEmail = demoOwner
+	if len(d.OwnerPassword) < business.MinPasswordLength {
+		t, _ := business.NewToken()
+		d.OwnerPassword = "demo-" + t[:15]
+	}
+	o, err := st.FindOwner(ctx, demoOwner)
+	switch {
+	case business.ErrorCode(err) == business.ENOTFOUND:
+		return st.CreateOwner(ctx, d.AccountID, business.Owner{Email: demoOwner, PasswordHash: business.HashPassword(d.OwnerPassword)})
+	case err != nil:
+		return err
+	case o.Account != d.AccountID:
+		return fmt.Errorf("%s signs in to account %s, not the demo account %s", demoOwner, o.Account, d.AccountID)
+	case !business.VerifyPassword(o.PasswordHash, d.OwnerPassword):
+		return st.SetPassword(ctx, demoOwner, business.HashPassword(d.OwnerPassword), "")
+	}
+	return nil
+}
+
+// withDashboard sends /dashboard and everything under it to board, and
+// every other request to the API, as the HTTP API's routes do on AWS.
+func withDashboard(board, apiHandler http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/dashboard" || strings.HasPrefix(r.URL.Path, "/dashboard/") {
+			board.ServeHTTP(w, r)
+			return
+		}
+		apiHandler.ServeHTTP(w, r)
+	})
 }

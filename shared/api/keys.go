@@ -96,6 +96,9 @@ func rotateAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err := readNoFields(r); err != nil {
 		return err
 	}
+	if acct.Key.Owner {
+		return business.Errorf(business.EINVALID, "The dashboard signs in with a password, not a key; rotate a key by revoking it and creating another")
+	}
 	key, err := s.store.RotateKey(r.Context(), acct.ID, &acct.Key, acct.Key.ID)
 	if err != nil {
 		return err

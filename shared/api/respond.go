@@ -142,3 +142,7 @@ func Unreadable(ctx context.Context, w http.ResponseWriter) {
 	b, _ := json.Marshal(envelope{Status: http.StatusBadRequest, Error: "The request could not be read"})
 	writeBody(w, http.StatusBadRequest, append(b, '\n'))
 }
+
+// StatusOf returns the HTTP status the API answers err with, for the
+// dashboard, which answers its pages' refusals the same way.
+func StatusOf(err error) int { return statusOf(err) }

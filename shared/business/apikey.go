@@ -109,6 +109,17 @@ type APIKey struct {
 	LastUsedAt time.Time
 	// Hash is the stored hash of the key (for the store; never shown).
 	Hash string
+	// Owner marks the account's owner signed in to the dashboard, which runs
+	// the API's handlers as OwnerKey: no key of the registry, every scope
+	// of its mode.
+	Owner bool
+}
+
+// OwnerKey is how the dashboard's owner calls the API's handlers in the
+// given mode: "*" scope, and the mode's reach (a test session sees and
+// revokes test keys only, as a test key does).
+func OwnerKey(live bool) APIKey {
+	return APIKey{Name: "Dashboard", Scopes: []string{ScopeAll}, Live: live, Owner: true}
 }
 
 // Mode is "live" or "test".

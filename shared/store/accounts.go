@@ -76,6 +76,12 @@ func errCodeTaken(code string) error {
 // its hash. Returns ECONFLICT naming business_code when another account has
 // that business code.
 func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business.Account, string, error) {
+	return s.createAccount(ctx, a, nil)
+}
+
+// createAccount is CreateAccount with one more action, made by also from the
+// new account's id, in its transaction (nil for none).
+func (s *Store) createAccount(ctx context.Context, a business.Account, also func(id string) txItem) (business.Account, string, error) {
 	a.ID = business.NewAccountID()
 	a.CreatedAt = s.now()
 	apiKey, hash := business.NewAPIKey()
@@ -85,11 +91,15 @@ func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business
 	accountFields(acct, a)
 	acct["type"] = str("account")
 	acct[keysAttr] = keysValue([]business.APIKey{k})
-	err := s.transact(ctx, []txItem{
+	actions := []txItem{
 		{action: put(s.table, acct, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "account id collision; retry")},
 		{action: put(s.table, keyItem(a, k), "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "api key collision; retry")},
 		{action: put(s.table, accountCodeItem(a), "attribute_not_exists(PK)"), onFail: errCodeTaken(a.BusinessCode)},
-	})
+	}
+	if also != nil {
+		actions = append(actions, also(a.ID))
+	}
+	err := s.transact(ctx, actions)
 	if err != nil {
 		return business.Account{}, "", err
 	}

@@ -1,0 +1,442 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The dashboard's people: owners, their sessions, their set-password links
+// and the count of failed sign-ins. None of these items is under an
+// account's partition, and none holds a secret in the clear: sessions and
+// links are keyed by the SHA-256 of their token, passwords are argon2id
+// hashes.
+//
+//	owner            PK OWNER#<email>           SK OWNER    (sessions: map of session hash to expiry)
+//	session          PK SESSION#<sha256 of id>  SK SESSION  (expires via TTL)
+//	set-password     PK PWLINK#<sha256>         SK PWLINK   (expires via TTL)
+//	failed sign-ins  PK SIGNIN#<sha256 of email> SK FAILS   (expires via TTL)
+
+func ownerKey(email string) attrs { return key("OWNER#"+email, "OWNER") }
+
+func sessionKey(hash string) attrs { return key("SESSION#"+hash, "SESSION") }
+
+func pwLinkKey(hash string) attrs { return key("PWLINK#"+hash, "PWLINK") }
+
+func signInKey(email string) attrs { return key("SIGNIN#"+business.HashToken(email), "FAILS") }
+
+const (
+	ownerSessionsAttr = "sessions"
+	ownerVersionAttr  = "version"
+)
+
+func ownerFrom(it attrs) business.Owner {
+	return business.Owner{Email: getS(it, "email"), Account: getS(it, "account_id"),
+		PasswordHash: getS(it, "password_hash"), CreatedAt: getTime(it, "created_at")}
+}
+
+// ownerItem is a new owner's item, with no sessions.
+func ownerItem(o business.Owner) attrs {
+	it := ownerKey(o.Email)
+	it["type"], it["email"], it["account_id"] = str("owner"), str(o.Email), str(o.Account)
+	it["created_at"], it[ownerVersionAttr] = str(fmtTime(o.CreatedAt)), nInt(1)
+	if o.PasswordHash != "" {
+		it["password_hash"] = str(o.PasswordHash)
+	}
+	return it
+}
+
+func errEmailTaken(email string) error {
+	return business.Errorf(business.ECONFLICT, "%s already has a dashboard sign-in; sign in instead", email)
+}
+
+// CreateAccountWithOwner stores a new account a, as CreateAccount does, and
+// its owner o (email, and password hash unless the owner is invited) in the
+// same transaction. Returns ECONFLICT when the business code or the email is
+// taken.
+func (s *Store) CreateAccountWithOwner(ctx context.Context, a business.Account, o business.Owner) (business.Account, string, error) {
+	o.CreatedAt = s.now()
+	return s.createAccount(ctx, a, func(id string) txItem {
+		o.Account = id
+		return txItem{action: put(s.table, ownerItem(o), "attribute_not_exists(PK)"), onFail: errEmailTaken(o.Email)}
+	})
+}
+
+// FindOwner returns the owner signing in with email. Returns ENOTFOUND when
+// no owner has it.
+func (s *Store) FindOwner(ctx context.Context, email string) (business.Owner, error) {
+	it, err := s.getOne(ctx, ownerKey(email), "no owner signs in with "+email, true)
+	if err != nil {
+		return business.Owner{}, err
+	}
+	return ownerFrom(it), nil
+}
+
+// SignInFailures returns the failed sign-ins of email within the last
+// business.SignInWindow, oldest first.
+func (s *Store) SignInFailures(ctx context.Context, email string) ([]time.Time, error) {
+	it, err := s.getItem(ctx, signInKey(email), true)
+	if err != nil {
+		return nil, err
+	}
+	return failuresFrom(it), nil
+}
+
+func failuresFrom(it attrs) []time.Time {
+	l, _ := it["fails"].(*types.AttributeValueMemberL)
+	if l == nil {
+		return nil
+	}
+	var out []time.Time
+	for _, v := range l.Value {
+		if n, ok := v.(*types.AttributeValueMemberN); ok {
+			if sec, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				out = append(out, time.Unix(sec, 0))
+			}
+		}
+	}
+	return out
+}
+
+// RecordSignInFailure counts a failed sign-in of email at at. It keeps only
+// the newest business.SignInFailures within the window, so the item stays
+// small however many attempts are made; two failures racing each other are
+// both counted (the second retries on the first's write).
+func (s *Store) RecordSignInFailure(ctx context.Context, email string, at time.Time) error {
+	return retrying(ctx, func() error {
+		cur, err := s.getItem(ctx, signInKey(email), true)
+		if err != nil {
+			return err
+		}
+		fails := business.AddSignInFailure(failuresFrom(cur), at)
+		l := make([]types.AttributeValue, len(fails))
+		for i, f := range fails {
+			l[i] = nInt(f.Unix())
+		}
+		it := signInKey(email)
+		it["type"], it["fails"] = str("signin_failures"), &types.AttributeValueMemberL{Value: l}
+		it[TTLAttribute] = nInt(at.Add(business.SignInWindow).Unix() + 60)
+		it["n"] = nInt(getInt(cur, "n") + 1)
+		cond, vals := "attribute_not_exists(PK)", attrs{}
+		if cur != nil {
+			cond, vals = "n = :n", attrs{":n": nInt(getInt(cur, "n"))}
+		}
+		in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String(cond)}
+		if len(vals) > 0 {
+			in.ExpressionAttributeValues = vals
+		}
+		_, err = s.db.PutItem(ctx, in)
+		if isConditionFailed(err) {
+			return errRetry
+		}
+		if err != nil {
+			return fmt.Errorf("record sign-in failure: %w", err)
+		}
+		return nil
+	})
+}
+
+// ClearSignInFailures forgets email's failed sign-ins (after a successful
+// one).
+func (s *Store) ClearSignInFailures(ctx context.Context, email string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: signInKey(email)})
+	if err != nil {
+		return fmt.Errorf("clear sign-in failures: %w", err)
+	}
+	return nil
+}
+
+func sessionFrom(it attrs) business.Session {
+	pk := getS(it, "PK")
+	return business.Session{Hash: pk[len("SESSION#"):], Email: getS(it, "email"), Account: getS(it, "account_id"),
+		Live: getBool(it, "live", true), CreatedAt: getTime(it, "created_at"), SeenAt: getTime(it, "seen_at")}
+}
+
+func sessionItem(ss business.Session) attrs {
+	it := sessionKey(ss.Hash)
+	it["type"], it["email"], it["account_id"] = str("session"), str(ss.Email), str(ss.Account)
+	it["live"] = &types.AttributeValueMemberBOOL{Value: ss.Live}
+	it["created_at"], it["seen_at"] = str(fmtTime(ss.CreatedAt)), str(fmtTime(ss.SeenAt))
+	it[TTLAttribute] = nInt(ss.Expires().Unix())
+	return it
+}
+
+// ownerSessions is the owner item's map of its sessions' hashes to their
+// expiry (Unix seconds).
+func ownerSessions(it attrs) map[string]int64 {
+	out := map[string]int64{}
+	m, _ := it[ownerSessionsAttr].(*types.AttributeValueMemberM)
+	if m == nil {
+		return out
+	}
+	for h, v := range m.Value {
+		if n, ok := v.(*types.AttributeValueMemberN); ok {
+			exp, _ := strconv.ParseInt(n.Value, 10, 64)
+			out[h] = exp
+		}
+	}
+	return out
+}
+
+func sessionsValue(m map[string]int64) types.AttributeValue {
+	v := map[string]types.AttributeValue{}
+	for h, exp := range m {
+		v[h] = nInt(exp)
+	}
+	return &types.AttributeValueMemberM{Value: v}
+}
+
+// ownerUpdate sets the owner item's sessions (and any further SET clauses in
+// extra) if its version is still the one read in cur.
+func (s *Store) ownerUpdate(cur attrs, sessions map[string]int64, extra string, vals attrs) txItem {
+	v := attrs{":s": sessionsValue(sessions), ":v": nInt(getInt(cur, ownerVersionAttr)), ":one": nInt(1)}
+	maps.Copy(v, vals)
+	return txItem{action: types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.table), Key: key(getS(cur, "PK"), "OWNER"),
+		UpdateExpression:          aws.String("SET " + ownerSessionsAttr + " = :s" + extra + " ADD " + ownerVersionAttr + " :one"),
+		ConditionExpression:       aws.String(ownerVersionAttr + " = :v"),
+		ExpressionAttributeValues: v,
+	}}, onFail: errRetry}
+}
+
+func (s *Store) deleteAction(k attrs) txItem {
+	return txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: k}}}
+}
+
+// CreateSession signs owner email in: a new session (live mode) whose id is
+// returned, the only time it exists outside the browser. The owner keeps
+// at most business.MaxSessions sessions: expired ones are dropped and the
+// oldest beyond the limit ended, in the same transaction. Returns ENOTFOUND
+// when the owner is gone.
+func (s *Store) CreateSession(ctx context.Context, email string) (string, business.Session, error) {
+	var token string
+	var ss business.Session
+	err := retrying(ctx, func() error {
+		cur, err := s.getOne(ctx, ownerKey(email), "no owner signs in with "+email, true)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		var id string
+		id, ss = "", business.Session{Email: email, Account: getS(cur, "account_id"), Live: true, CreatedAt: now, SeenAt: now}
+		id, ss.Hash = business.NewToken()
+		sessions := ownerSessions(cur)
+		var actions []txItem
+		for h, exp := range sessions {
+			if exp <= now.Unix() {
+				delete(sessions, h)
+			}
+		}
+		for len(sessions) >= business.MaxSessions {
+			oldest := slices.MinFunc(slices.Collect(maps.Keys(sessions)), func(a, b string) int { return int(sessions[a] - sessions[b]) })
+			delete(sessions, oldest)
+			actions = append(actions, s.deleteAction(sessionKey(oldest)))
+		}
+		sessions[ss.Hash] = ss.Expires().Unix()
+		actions = append(actions, s.ownerUpdate(cur, sessions, "", nil),
+			txItem{action: put(s.table, sessionItem(ss), "attribute_not_exists(PK)"), onFail: errRetry})
+		token = id
+		return s.transact(ctx, actions)
+	})
+	return token, ss, err
+}
+
+// FindSession returns the session whose id is token. Returns EUNAUTHORIZED
+// when there is none or it has expired (DynamoDB deletes expired items
+// late, so expiry is checked here).
+func (s *Store) FindSession(ctx context.Context, token string) (business.Session, error) {
+	it, err := s.getItem(ctx, sessionKey(business.HashToken(token)), true)
+	if err != nil {
+		return business.Session{}, err
+	}
+	if it == nil {
+		return business.Session{}, business.Errorf(business.EUNAUTHORIZED, "Your session has ended; sign in again")
+	}
+	ss := sessionFrom(it)
+	if !ss.Active(s.now()) {
+		return business.Session{}, business.Errorf(business.EUNAUTHORIZED, "Your session has ended; sign in again")
+	}
+	return ss, nil
+}
+
+// TouchSession records that session ss was used at at, which moves its idle
+// expiry. Only if the session still exists: one ended meanwhile stays ended.
+func (s *Store) TouchSession(ctx context.Context, ss business.Session, at time.Time) error {
+	ss.SeenAt = at
+	return s.updateSession(ctx, ss.Hash, "SET seen_at = :seen, "+TTLAttribute+" = :exp",
+		attrs{":seen": str(fmtTime(at)), ":exp": nInt(ss.Expires().Unix())})
+}
+
+// SetSessionMode switches session hash between live and test data.
+func (s *Store) SetSessionMode(ctx context.Context, hash string, live bool) error {
+	return s.updateSession(ctx, hash, "SET live = :live", attrs{":live": &types.AttributeValueMemberBOOL{Value: live}})
+}
+
+func (s *Store) updateSession(ctx context.Context, hash, expr string, vals attrs) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: sessionKey(hash),
+		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(PK)"), ExpressionAttributeValues: vals})
+	if isConditionFailed(err) {
+		return business.Errorf(business.EUNAUTHORIZED, "Your session has ended; sign in again")
+	}
+	if err != nil {
+		return fmt.Errorf("update session: %w", err)
+	}
+	return nil
+}
+
+// EndSession signs session ss out: its item is deleted, so its cookie is
+// refused from now on, and the owner's list forgets it.
+func (s *Store) EndSession(ctx context.Context, ss business.Session) error {
+	return retrying(ctx, func() error {
+		cur, err := s.getItem(ctx, ownerKey(ss.Email), true)
+		if err != nil {
+			return err
+		}
+		actions := []txItem{s.deleteAction(sessionKey(ss.Hash))}
+		if cur != nil {
+			sessions := ownerSessions(cur)
+			delete(sessions, ss.Hash)
+			actions = append(actions, s.ownerUpdate(cur, sessions, "", nil))
+		}
+		return s.transact(ctx, actions)
+	})
+}
+
+// SetPassword sets owner email's password hash and ends every one of its
+// sessions except keep (a session hash, or "" to end them all), in one
+// transaction: a cookie from before a password change no longer works.
+// Returns ENOTFOUND when the owner is gone.
+func (s *Store) SetPassword(ctx context.Context, email, hash, keep string) error {
+	return retrying(ctx, func() error {
+		cur, err := s.getOne(ctx, ownerKey(email), "no owner signs in with "+email, true)
+		if err != nil {
+			return err
+		}
+		return s.transact(ctx, s.passwordActions(cur, hash, keep))
+	})
+}
+
+// passwordActions set cur's password hash and end its sessions but keep.
+func (s *Store) passwordActions(cur attrs, hash, keep string) []txItem {
+	sessions := ownerSessions(cur)
+	var actions []txItem
+	for h := range sessions {
+		if h != keep {
+			delete(sessions, h)
+			actions = append(actions, s.deleteAction(sessionKey(h)))
+		}
+	}
+	return append(actions, s.ownerUpdate(cur, sessions, ", password_hash = :h, password_changed_at = :at",
+		attrs{":h": str(hash), ":at": str(fmtTime(s.now()))}))
+}
+
+// CreatePasswordLink makes a one-time set-password token for owner email,
+// valid for business.PasswordLinkLifetime, and returns it: the table keeps
+// only its hash. Returns ENOTFOUND when the owner does not exist.
+func (s *Store) CreatePasswordLink(ctx context.Context, email string) (string, error) {
+	if _, err := s.FindOwner(ctx, email); err != nil {
+		return "", err
+	}
+	token, hash := business.NewToken()
+	it := pwLinkKey(hash)
+	it["type"], it["email"] = str("password_link"), str(email)
+	it[TTLAttribute] = nInt(s.now().Add(business.PasswordLinkLifetime).Unix())
+	if err := s.transact(ctx, []txItem{{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry}}); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// errLinkUsed is the answer to a set-password link that is unknown, used or
+// expired.
+var errLinkUsed = business.Errorf(business.ENOTFOUND, "This set-password link has been used or has expired; ask for a new one")
+
+// PasswordLinkEmail returns the email of a set-password link that still
+// works. Returns ENOTFOUND otherwise.
+func (s *Store) PasswordLinkEmail(ctx context.Context, token string) (string, error) {
+	it, err := s.getItem(ctx, pwLinkKey(business.HashToken(token)), true)
+	if err != nil {
+		return "", err
+	}
+	if it == nil || getInt(it, TTLAttribute) <= s.now().Unix() {
+		return "", errLinkUsed
+	}
+	return getS(it, "email"), nil
+}
+
+// UsePasswordLink sets the password (hash) of the owner of a set-password
+// link, ends every session of that owner, and deletes the link, in one
+// transaction: the link works once. Returns the owner's email, or ENOTFOUND
+// for a link that is unknown, used or expired.
+func (s *Store) UsePasswordLink(ctx context.Context, token, hash string) (string, error) {
+	var email string
+	err := retrying(ctx, func() error {
+		var err error
+		if email, err = s.PasswordLinkEmail(ctx, token); err != nil {
+			return err
+		}
+		cur, err := s.getOne(ctx, ownerKey(email), "no owner signs in with "+email, true)
+		if err != nil {
+			return err
+		}
+		use := txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table),
+			Key: pwLinkKey(business.HashToken(token)), ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: errLinkUsed}
+		return s.transact(ctx, append(s.passwordActions(cur, hash, ""), use))
+	})
+	return email, err
+}
+
+// OwnerAccount returns the account a dashboard session acts on: live
+// account live, or (livemode false) its current test twin, made here when
+// the account has never had test data. Returns ENOTFOUND when the account
+// does not exist.
+func (s *Store) OwnerAccount(ctx context.Context, live string, livemode bool) (business.Account, error) {
+	var a business.Account
+	err := retrying(ctx, func() error {
+		cur, err := s.getAccountItem(ctx, live)
+		if err != nil {
+			return err
+		}
+		a = accountFrom(cur)
+		if livemode {
+			return nil
+		}
+		gen := getInt(cur, twinGenAttr)
+		if gen > 0 {
+			a = twinOf(a, gen)
+			return nil
+		}
+		cur[twinGenAttr] = nInt(1)
+		err = s.transact(ctx, []txItem{
+			{action: put(s.table, twinItem(cur, 1), "attribute_not_exists(PK)"), onFail: errRetry},
+			s.registryUpdate(live, cur, keysFrom(cur), ", "+twinGenAttr+" = :gen", attrs{":gen": nInt(1)}),
+		})
+		a = twinOf(a, 1)
+		return err
+	})
+	return a, err
+}
+
+// ErrSessionEnded reports whether err is the refusal of an ended session.
+func ErrSessionEnded(err error) bool {
+	var e *business.Error
+	return errors.As(err, &e) && e.Code == business.EUNAUTHORIZED
+}
+
+// CreateOwner gives existing account a dashboard owner o (a password hash,
+// or "" for an owner who will set one from a link). Returns ECONFLICT when
+// the email already signs in.
+func (s *Store) CreateOwner(ctx context.Context, account string, o business.Owner) error {
+	o.Account, o.CreatedAt = account, s.now()
+	return s.transact(ctx, []txItem{{action: put(s.table, ownerItem(o), "attribute_not_exists(PK)"), onFail: errEmailTaken(o.Email)}})
+}
