@@ -60,7 +60,7 @@ type demoAccount struct {
 	// The demo owner's dashboard sign-in.
 	OwnerEmail    string `json:"owner_email"`
 	OwnerPassword string `json:"owner_password"`
-	Table      string `json:"table"`
+	Table         string `json:"table"`
 }
 
 // run serves until ctx ends. When ready is not nil it receives the address the
