@@ -43,6 +43,16 @@ test: test-deps
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test -race -count=1 ./...
 
+## test-browser: only the dashboard's browser tests (Chromium, axe-core),
+## failing when Chromium is missing; screenshots go to DASHBOARD_SCREENSHOTS.
+.PHONY: test-browser
+DASHBOARD_SCREENSHOTS ?= $(CURDIR)/.artifacts/screenshots
+test-browser: test-deps
+	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
+	trap "kill $$pid 2>/dev/null" EXIT; \
+	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) DASHBOARD_BROWSER_REQUIRED=1 \
+		DASHBOARD_SCREENSHOTS="$(DASHBOARD_SCREENSHOTS)" $(GO) test -count=1 -run '^TestBrowser' -v ./shared/dashboard
+
 MODEL_SEQUENCES ?= 2000
 FUZZTIME ?= 10m
 

@@ -4,7 +4,7 @@
 // the same table as the API (same environment: DYNAMODB_ENDPOINT,
 // TABLE_NAME; AWS credentials on AWS).
 //
-//	admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--json]
+//	admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--owner-email E] [--json]
 //	admin account list [--json]
 //	admin account show (--account ID | --business-code C) [--json]
 //	admin account index
@@ -17,6 +17,8 @@
 //	admin webhook redeliver --account ID --transaction TX
 //	admin sale show (--account ID | --business-code C) --invoice CODE [--json]
 //	admin item movements (--account ID | --business-code C) --item CODE [--limit N] [--json]
+//	admin owner add (--account ID | --business-code C) --email E
+//	admin owner link --email E
 //	admin migrate [--json]
 package main
 
@@ -40,7 +42,9 @@ import (
 )
 
 const usage = `usage:
-  admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--json]
+  admin account create --name N --business-code C --currency CUR [--invoice-prefix P] [--owner-email E] [--json]
+                         (with --owner-email, also the owner's dashboard sign-in: prints a one-time
+                          set-password link, valid 7 days, under DASHBOARD_URL)
   admin account list [--json]
   admin account show (--account ID | --business-code C) [--json]
   admin account index    (once, for accounts created before list and show existed)
@@ -55,6 +59,11 @@ const usage = `usage:
   admin key rotate --account ID [--key KEY_ID] [--json]
                          (a new secret for the key, printed this once; --key may be left out when
                           the account has one key)
+  admin owner add (--account ID | --business-code C) --email E
+                         (another dashboard sign-in for the account; prints its set-password link)
+  admin owner link --email E
+                         (a new set-password link for an owner who forgot the password; the
+                          owner's sessions end when it is used)
   admin webhook set --account ID --url U [--secret S]
   admin webhook deliveries --account ID [--json]
   admin webhook redeliver --account ID --transaction TX
@@ -110,6 +119,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		scopes   = fs.String("scopes", "", "comma-separated key scopes")
 		mode     = fs.String("mode", "", "key mode: live (default) or test")
 		asJSON   = fs.Bool("json", false, "print JSON")
+		email    = fs.String("email", "", "owner email (owner add, owner link)")
+		owner    = fs.String("owner-email", "", "the new account owner's email (account create)")
 	)
 	if err := fs.Parse(args[words:]); err != nil {
 		return fmt.Errorf("%w: %s: %v", errUsage, cmd, err)
@@ -134,11 +145,68 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		a, key, err := st.CreateAccount(ctx, a)
+		if *owner == "" {
+			a, key, err := st.CreateAccount(ctx, a)
+			if err != nil {
+				return err
+			}
+			return printKey(out, *asJSON, a.ID, a.Key.ID, key)
+		}
+		ownerEmail, err := business.NormalizeEmail(*owner)
+		if err != nil {
+			return fmt.Errorf("--owner-email: %w", err)
+		}
+		a, key, err := st.CreateAccountWithOwner(ctx, a, business.Owner{Email: ownerEmail})
 		if err != nil {
 			return err
 		}
-		return printKey(out, *asJSON, a.ID, a.Key.ID, key)
+		link, err := passwordLink(ctx, st, ownerEmail)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(out).Encode(map[string]string{"account_id": a.ID, "key_id": a.Key.ID, "api_key": key,
+				"owner_email": ownerEmail, "set_password_url": link})
+		}
+		if err := printKey(out, false, a.ID, a.Key.ID, key); err != nil {
+			return err
+		}
+		return printPasswordLink(out, ownerEmail, link)
+	case "owner add":
+		ownerEmail, err := business.NormalizeEmail(*email)
+		if err != nil {
+			return fmt.Errorf("--email: %w", err)
+		}
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		id, err := accountID(ctx, st, *account, *code)
+		if err != nil {
+			return err
+		}
+		if err := st.CreateOwner(ctx, id, business.Owner{Email: ownerEmail}); err != nil {
+			return err
+		}
+		link, err := passwordLink(ctx, st, ownerEmail)
+		if err != nil {
+			return err
+		}
+		return printPasswordLink(out, ownerEmail, link)
+	case "owner link":
+		ownerEmail, err := business.NormalizeEmail(*email)
+		if err != nil {
+			return fmt.Errorf("--email: %w", err)
+		}
+		st, err := open()
+		if err != nil {
+			return err
+		}
+		link, err := passwordLink(ctx, st, ownerEmail)
+		if err != nil {
+			return err
+		}
+		return printPasswordLink(out, ownerEmail, link)
 	case "account list":
 		st, err := open()
 		if err != nil {
@@ -400,6 +468,27 @@ func printDeliveries(ctx context.Context, st *store.Store, account string, asJSO
 		fmt.Fprintf(out, "%s  %-9s  %10s  invoice %-12s  attempts %d  %s\n", d.TransactionID, d.State, d.Amount, invoice, len(d.Attempts), last)
 	}
 	return nil
+}
+
+// passwordLink makes a one-time set-password link for owner email, under
+// the dashboard's address (DASHBOARD_URL, by default the devserver's).
+func passwordLink(ctx context.Context, st *store.Store, email string) (string, error) {
+	token, err := st.CreatePasswordLink(ctx, email)
+	if err != nil {
+		return "", err
+	}
+	base := strings.TrimSuffix(os.Getenv("DASHBOARD_URL"), "/")
+	if base == "" {
+		base = "http://localhost:3000"
+	}
+	return base + "/dashboard/set-password?token=" + token, nil
+}
+
+// printPasswordLink prints owner email's set-password link, shown this once.
+func printPasswordLink(out io.Writer, email, link string) error {
+	_, err := fmt.Fprintf(out, "owner:      %s\nset-password link (works once, within %d days):\n%s\n",
+		email, int(business.PasswordLinkLifetime.Hours()/24), link)
+	return err
 }
 
 // printKey prints a key's secret, shown this once, with its account and id.

@@ -497,6 +497,9 @@ func TestIAMMatchesCode(t *testing.T) {
 
 	granted := templatePolicies(t)
 	for function, actions := range granted {
+		if isDashboardFunction(logicalID(function)) {
+			continue // their flow: TestDashboardIAMMatchesCode
+		}
 		used := []string{}
 		for a := range rec.used[function] {
 			used = append(used, a)

@@ -43,12 +43,14 @@ type Server struct {
 	log   *slog.Logger
 	cfg   Config
 	pages *pages
-	now   func() time.Time
+	// now is the store's clock, so that tests moving it move sessions'
+	// expiry and the sign-in lockout with it.
+	now func() time.Time
 }
 
 // New returns a dashboard over st, running the API's handlers through apiServer.
 func New(st *store.Store, apiServer *api.Server, log *slog.Logger, cfg Config) *Server {
-	return &Server{api: apiServer, store: st, log: log, cfg: cfg, pages: mustParsePages(), now: time.Now}
+	return &Server{api: apiServer, store: st, log: log, cfg: cfg, pages: mustParsePages(), now: st.Now}
 }
 
 // Handler serves routes (Routes, or one function's share of them), each

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
@@ -23,6 +26,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // board is a dashboard and the API on one real HTTP server over a fresh
 // DynamoDB Local table, as the devserver serves them.
 type board struct {
+	skew  atomic.Int64 // nanoseconds the clock runs ahead
 	t     *testing.T
 	st    *store.Store
 	srv   *httptest.Server
@@ -35,18 +39,86 @@ func newBoard(t *testing.T) *board {
 	t.Helper()
 	st, _ := testdb.NewStore(t)
 	log := testdb.Quiet()
-	apiServer := api.NewServer(st, log, 0).AllowPrivateWebhooks(true)
-	b := &board{t: t, st: st, api: apiServer, board: New(st, apiServer, log, Config{PlainHTTP: true, SignUp: true})}
-	dash, apiH := b.board.Handler(Routes), apiServer.Handler(api.Routes)
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b := &board{t: t, st: st}
+	// The clock runs skew ahead of the real one (see later): set before
+	// any request, so that no server goroutine races its setting.
+	st.SetClock(func() time.Time { return time.Now().Add(time.Duration(b.skew.Load())) })
+	b.api = api.NewServer(st, log, 0).AllowPrivateWebhooks(true)
+	b.board = New(st, b.api, log, Config{PlainHTTP: true, SignUp: true})
+	b.srv = httptest.NewServer(withAPI(b.board.Handler(Routes), b.api))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+// later moves the store's clock (and so the dashboard's) d ahead.
+func (b *board) later(d time.Duration) { b.skew.Add(int64(d)) }
+
+// withAPI serves /dashboard and below with dash, the rest with the API, as
+// the devserver does.
+func withAPI(dash http.Handler, apiServer *api.Server) http.Handler {
+	apiH := apiServer.Handler(api.Routes)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/dashboard" || strings.HasPrefix(r.URL.Path, "/dashboard/") {
 			dash.ServeHTTP(w, r)
 			return
 		}
 		apiH.ServeHTTP(w, r)
-	}))
-	t.Cleanup(b.srv.Close)
-	return b
+	})
+}
+
+// slogTo is a JSON logger writing to w.
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
+
+// cookies are the browser's cookies for the server.
+func (o *owner) cookies() []*http.Cookie {
+	u, _ := url.Parse(o.b.srv.URL)
+	return o.client.Jar.Cookies(u)
+}
+
+// setCookies puts cs back into the browser (as a saved cookie replayed).
+func (o *owner) setCookies(cs []*http.Cookie) {
+	u, _ := url.Parse(o.b.srv.URL)
+	o.client.Jar.SetCookies(u, cs)
+}
+
+// csrfOf is the CSRF token of the browser's session (as its forms carry
+// it), computed from its cookie.
+func (o *owner) csrfOf() string {
+	for _, c := range o.cookies() {
+		if c.Name == "bizdata_session" {
+			return business.CSRFToken(c.Value)
+		}
+	}
+	return ""
+}
+
+// secretShownRE finds a secret shown once on a page.
+var secretShownRE = regexp.MustCompile(`<code id="shown-secret">([^<]+)</code>`)
+
+// lastUsedRE matches a key's last use in API JSON, which moves as a test
+// reads.
+var lastUsedRE = regexp.MustCompile(`"last_used_at":("[^"]*"|null)`)
+
+// jsonField digs path out of the JSON object raw; "" when it is missing.
+func jsonField(t *testing.T, raw string, path ...string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		v = m[p]
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
 }
 
 // owner is one signed-in browser: an account, its owner and a cookie jar.

@@ -1,19 +1,231 @@
 package dashboard
 
-import "net/http"
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
+	"bizdata/shared/business"
+)
+
+// The expenses and customers pages, and what the list pages of this file and
+// inventory.go share: reading a list's filters, showing a refused filter
+// beside the filter form, and paging with the API's cursor.
+
+// init adds the records pages' template func: the API's list times are not
+// RFC 3339, so the layout's `when` cannot read them.
+func init() {
+	funcs["recordsWhen"] = recordsWhen
+}
+
+// recordsWhen writes a record's stored time (UTC "YYYY-MM-DD HH:MM:SS", as
+// the API answers created_at) in the business's timezone, as the `when`
+// func writes an RFC 3339 time; anything else as it is.
+func recordsWhen(stored, timezone string) string {
+	t, err := time.ParseInLocation(business.TimeFormat, stored, time.UTC)
+	if err != nil {
+		return stored
+	}
+	return formatWhen(t.Format(time.RFC3339), timezone)
+}
+
+// recordsPaging is what every list page shows around its rows: the filters it
+// was given (to fill the filter form and to keep in the pager's links), the
+// cursor of the next page, and a refused filter's message and field errors.
+type recordsPaging struct {
+	// Query holds the list's non-empty filters, limit and cursor, as sent to
+	// the API; the pager's links are this with the cursor changed.
+	Query url.Values
+	// Next is the API's next_cursor; "" on the last page.
+	Next string
+	// FilterError and FilterFields are the API's refusal of the filters
+	// (such as a date it cannot read). They are kept apart from the
+	// layout's Error and Fields so an add form's field of the same name is
+	// not marked wrong.
+	FilterError  string
+	FilterFields map[string]string
+}
+
+// Paged reports whether the page shown is not the first, so the pager
+// offers the way back to it.
+func (p recordsPaging) Paged() bool { return p.Query.Get("cursor") != "" }
+
+// recordsQuery returns the API query of a list page: the request's values of
+// limit, cursor and the named filters, trimmed, leaving out empty ones. The
+// API refuses an empty filter, but an empty box in the filter form means
+// "do not filter by it".
+func recordsQuery(r *http.Request, filters ...string) url.Values {
+	in := r.URL.Query()
+	out := url.Values{}
+	for _, name := range append([]string{"limit", "cursor"}, filters...) {
+		if val := strings.TrimSpace(in.Get(name)); val != "" {
+			out.Set(name, val)
+		}
+	}
+	return out
+}
+
+// callRecordsList runs a list route with p's query, decodes its data into
+// dst and its next_cursor into p.Next. A query the API refuses (400, such
+// as a bad date) is not the page's failure: it is kept in p to show beside
+// the filter form, w is turned to answer 400, and callRecordsList returns
+// nil with dst left empty. Any other error is returned for the page to fail
+// with.
+func (s *Server) callRecordsList(w *http.ResponseWriter, r *http.Request, v *visit, function string, params map[string]string, p *recordsPaging, dst any) error {
+	data, err := s.api.Call(r.Context(), v.acct, function, params, p.Query, nil, "")
+	var be *business.Error
+	if errors.As(err, &be) && be.Code == business.EINVALID {
+		p.FilterError, p.FilterFields = businessMessage(err), be.Fields
+		*w = &statusOverride{ResponseWriter: *w, status: http.StatusBadRequest}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var page struct {
+		Next *string `json:"next_cursor"`
+	}
+	if err := decodeRecords(data, &page); err != nil {
+		return err
+	}
+	if page.Next != nil {
+		p.Next = *page.Next
+	}
+	return decodeRecords(data, dst)
+}
+
+// decodeRecords decodes an API answer's data into dst. The data is the API's
+// own output, so a failure is a fault of ours (500).
+func decodeRecords(data json.RawMessage, dst any) error {
+	if err := json.Unmarshal(data, dst); err != nil {
+		return business.Errorf(business.EINTERNAL, "decode API data: %v", err)
+	}
+	return nil
+}
+
+// recordsIdemKey is the hidden idem input of a create form: a fresh
+// random token each time the form is drawn, sent as the create's
+// Idempotency-Key so a double submit records once.
+func recordsIdemKey() string {
+	t, _ := business.NewToken()
+	return t
+}
+
+// recordsFormBody is the JSON body a create route takes, read from a posted form:
+// each named field's trimmed value, leaving out empty ones, so a missing
+// required field gets the API's own "required" message naming it.
+func recordsFormBody(form url.Values, names ...string) map[string]string {
+	body := map[string]string{}
+	for _, name := range names {
+		if val := strings.TrimSpace(form.Get(name)); val != "" {
+			body[name] = val
+		}
+	}
+	return body
+}
+
+// expenseRow is one expense as the expenses page lists it.
+type expenseRow struct {
+	ExpenseType   string `json:"expense_type"`
+	Description   string `json:"expense_description"`
+	Amount        string `json:"expense_amount"`
+	PaymentMethod string `json:"payment_method"`
+	CreatedBy     string `json:"created_by"`
+	CreatedAt     string `json:"created_at"`
+}
+
+// expensesData is the expenses page: the add form's idempotency key and
+// default "recorded by", and one page of the list.
+type expensesData struct {
+	recordsPaging
+	Expenses  []expenseRow
+	Idem      string
+	CreatedBy string
+}
+
+// expenseFields are the add-expense body's fields, as the form names them.
+var expenseFields = []string{"expense_type", "expense_description", "expense_amount", "payment_method", "expense_image", "created_by"}
+
+// expensesPage lists the expenses, filtered by type and dates as
+// list-expenses allows, with the form to add one.
 func expensesPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "expensesPage", "", nil)
+	d := expensesData{recordsPaging: recordsPaging{Query: recordsQuery(r, "expense_type", "created_at", "updated_at")},
+		Idem: recordsIdemKey(), CreatedBy: v.session.Email}
+	var list struct {
+		Expenses []expenseRow `json:"expenses"`
+	}
+	if err := s.callRecordsList(&w, r, v, "list-expenses", nil, &d.recordsPaging, &list); err != nil {
+		return err
+	}
+	d.Expenses = list.Expenses
+	return s.render(w, r, v, "expenses", "Expenses", "expenses", d)
 }
 
+// addExpense records the posted expense through add-expense, once per form
+// drawn (its idem key).
 func addExpense(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "addExpense", "", nil)
+	data, err := s.api.Call(r.Context(), v.acct, "add-expense", nil, nil, recordsFormBody(r.PostForm, expenseFields...), r.PostForm.Get("idem"))
+	if err != nil {
+		return err
+	}
+	var added struct {
+		Expense expenseRow `json:"expense"`
+	}
+	if err := decodeRecords(data, &added); err != nil {
+		return err
+	}
+	return s.done(w, r, "/dashboard/expenses", "Expense recorded: "+formatMoney(added.Expense.Amount, v.acct.Currency)+" for "+added.Expense.ExpenseType)
 }
 
+// customerRow is one customer as the customers page lists it.
+type customerRow struct {
+	Name      string `json:"name"`
+	Email     string `json:"email"`
+	Phone     string `json:"phone"`
+	Address   string `json:"address"`
+	CreatedAt string `json:"created_at"`
+}
+
+// customersData is the customers page: the add form's idempotency key and
+// one page of the list.
+type customersData struct {
+	recordsPaging
+	Customers []customerRow
+	Idem      string
+}
+
+// customerFields are the add-customer body's fields, as the form names them.
+var customerFields = []string{"name", "email", "phone", "address"}
+
+// customersPage lists the customers (list-customers filters only by the
+// date they were added) with the form to add one.
 func customersPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "customersPage", "", nil)
+	d := customersData{recordsPaging: recordsPaging{Query: recordsQuery(r, "created_at")}, Idem: recordsIdemKey()}
+	var list struct {
+		Customers []customerRow `json:"customers"`
+	}
+	if err := s.callRecordsList(&w, r, v, "list-customers", nil, &d.recordsPaging, &list); err != nil {
+		return err
+	}
+	d.Customers = list.Customers
+	return s.render(w, r, v, "customers", "Customers", "customers", d)
 }
 
+// addCustomer adds the posted customer through add-customer, once per form
+// drawn (its idem key).
 func addCustomer(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "addCustomer", "", nil)
+	data, err := s.api.Call(r.Context(), v.acct, "add-customer", nil, nil, recordsFormBody(r.PostForm, customerFields...), r.PostForm.Get("idem"))
+	if err != nil {
+		return err
+	}
+	var added struct {
+		Customer customerRow `json:"customers"`
+	}
+	if err := decodeRecords(data, &added); err != nil {
+		return err
+	}
+	return s.done(w, r, "/dashboard/customers", "Customer added: "+added.Customer.Name)
 }

@@ -72,6 +72,12 @@ type view struct {
 // data, for visit v (nil on the signed-out pages).
 func (s *Server) render(w http.ResponseWriter, r *http.Request, v *visit, name, title, nav string, data any) error {
 	vw := view{Title: title, Nav: nav, Path: r.URL.RequestURI(), Data: data, SignUp: s.cfg.SignUp}
+	if r.Method != http.MethodGet { // a page drawn by a form: the switch goes back to its section
+		vw.Path = "/dashboard/" + nav
+		if nav == "overview" || nav == "" {
+			vw.Path = "/dashboard"
+		}
+	}
 	if v != nil {
 		vw.SignedIn, vw.Live, vw.Account, vw.Email, vw.CSRF = true, v.acct.Livemode(), v.acct, v.session.Email, v.csrf
 		vw.Notice, vw.Shown, vw.Form = v.notice, v.shown, v.form
@@ -104,14 +110,14 @@ func (s *Server) write(w http.ResponseWriter, name string, vw view, status int) 
 	return nil
 }
 
-// businessMessage is what a person is told of err: the API's message, its
-// field errors named as the form names them.
+// businessMessage is what a person is told of err: the API's message (which
+// names the first bad field; the page shows every field's error beside it).
 func businessMessage(err error) string {
 	var be *business.Error
 	if !errors.As(err, &be) {
 		return "Something went wrong on our side; try again in a moment."
 	}
-	return be.Error()
+	return be.Message
 }
 
 // renderError writes the error page with status and message.
@@ -172,8 +178,10 @@ var funcs = template.FuncMap{
 		return template.HTML(`<input type="hidden" name="csrf" value="` + template.HTMLEscapeString(csrf) + `">`)
 	},
 	"field": func(fields map[string]string, name string) string { return fields[name] },
+	// formv is what the refused form sent for name, or def when no form
+	// was refused or it had no such field (a page's other forms).
 	"formv": func(form url.Values, name, def string) string {
-		if form == nil {
+		if !form.Has(name) {
 			return def
 		}
 		return form.Get(name)
@@ -206,12 +214,16 @@ func formatMoney(amount, currency string) string {
 	return strings.TrimSpace(currency + " " + sign + b.String() + "." + frac)
 }
 
-// formatWhen writes an API timestamp (RFC 3339) as a person reads it, in
+// formatWhen writes an API timestamp (RFC 3339, or a list's UTC
+// "2006-01-02 15:04:05") as a person reads it, in
 // the business's timezone; anything else as it is.
 func formatWhen(ts, timezone string) string {
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
-		return ts
+		// The lists' "2006-01-02 15:04:05", in UTC.
+		if t, err = time.Parse(time.DateTime, ts); err != nil {
+			return ts
+		}
 	}
 	if loc, err := business.LoadTimezone(timezone); err == nil {
 		t = t.In(loc)

@@ -1,23 +1,468 @@
 package dashboard
 
-import "net/http"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
+	"bizdata/shared/business"
+	"bizdata/shared/money"
+)
+
+// The sales pages: the list (the API's list-sales with its filters, one
+// page at a time) and one sale with its lines, payments and refunds and the
+// forms that record a payment, a refund or a void, each through the API.
+
+// salesFilters are the list-sales query parameters the filter form offers
+// (the filters and the page size), passed to the API as they are typed: the
+// API checks them.
+var salesFilters = []string{"invoice_code", "customer_id", "payment_status", "invoice_type", "payment_date", "created_at", "due_date", "limit"}
+
+// saleJSON is a sale as the API writes it, with what the dashboard shows.
+type saleJSON struct {
+	InvoiceCode    json.Number `json:"invoice_code"`
+	InvoiceNumber  string      `json:"invoice_number"`
+	CustomerID     string      `json:"customer_id"`
+	SubTotal       string      `json:"sub_total_amount"`
+	Total          string      `json:"total_amount"`
+	AmountPaid     string      `json:"amount_paid"`
+	Discount       *string     `json:"discount"`
+	InvoiceType    string      `json:"invoice_type"`
+	PaymentType    string      `json:"payment_type"`
+	PaymentStatus  string      `json:"payment_status"`
+	PaymentDate    *string     `json:"payment_date"`
+	DueDate        string      `json:"due_date"`
+	IssuedBy       string      `json:"issued_by"`
+	AmountRefunded string      `json:"amount_refunded"`
+	VoidReason     *string     `json:"void_reason"`
+	VoidedAt       *string     `json:"voided_at"`
+	CreatedAt      string      `json:"created_at"`
+}
+
+// salesRow is one row of the list: the sale and its customer's name.
+type salesRow struct {
+	saleJSON
+	CustomerName string
+}
+
+// salesData is what templates/sales.html draws.
+type salesData struct {
+	Currency string
+	Timezone string
+	Filters  url.Values // the filters and page size in force, for the form and the pager
+	Filtered bool       // some filter narrows the list
+	Rows     []salesRow
+	Next     string // the API's next_cursor, "" on the last page
+	Paged    bool   // this is not the first page
+	Failed   bool   // the API refused the filters
+}
+
+// salesPage lists sales with the filters of the request's query. A filter
+// the API refuses is shown on the page, with the API's status and message,
+// beside the form to correct it.
 func salesPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "salesPage", "", nil)
+	in := r.URL.Query()
+	d := salesData{Currency: v.acct.Currency, Timezone: v.acct.Timezone, Filters: url.Values{}}
+	for _, name := range salesFilters {
+		if val := strings.TrimSpace(in.Get(name)); val != "" {
+			d.Filters.Set(name, val)
+			d.Filtered = d.Filtered || name != "limit"
+		}
+	}
+	q := url.Values{}
+	for k, vs := range d.Filters {
+		q[k] = vs
+	}
+	if c := in.Get("cursor"); c != "" {
+		q.Set("cursor", c)
+		d.Paged = true
+	}
+	data, err := s.api.Call(r.Context(), v.acct, "list-sales", nil, q, nil, "")
+	if err != nil {
+		if !salesRefusal(err) {
+			return err
+		}
+		// Drawn as a page, not the error page: the form stays to fix the filter.
+		v.err, d.Failed = err, true
+		w = &statusOverride{ResponseWriter: w, status: statusOf(err)}
+		return s.render(w, r, v, "sales", "Sales", "sales", d)
+	}
+	var page struct {
+		Sales      []saleJSON `json:"sales"`
+		NextCursor *string    `json:"next_cursor"`
+	}
+	if err := json.Unmarshal(data, &page); err != nil {
+		return err
+	}
+	if page.NextCursor != nil {
+		d.Next = *page.NextCursor
+	}
+	ids := make([]string, len(page.Sales))
+	for i, sale := range page.Sales {
+		ids[i] = sale.CustomerID
+	}
+	names := s.salesCustomerNames(r.Context(), v.acct, ids)
+	for _, sale := range page.Sales {
+		d.Rows = append(d.Rows, salesRow{saleJSON: sale, CustomerName: names[sale.CustomerID]})
+	}
+	return s.render(w, r, v, "sales", "Sales", "sales", d)
 }
 
+// salesRefusal reports whether err is the API refusing the request (a 4xx
+// a person can act on), as opposed to a fault to answer with the error page.
+func salesRefusal(err error) bool {
+	var be *business.Error
+	st := statusOf(err)
+	return errors.As(err, &be) && st >= 400 && st < 500
+}
+
+// salesNameLookups bounds how many customers a page looks up at once.
+const salesNameLookups = 8
+
+// salesCustomerNames returns the names of the customers ids name (each
+// looked up once, a few at a time, through get-customer). A customer that
+// cannot be read is left out; the page then shows its number.
+func (s *Server) salesCustomerNames(ctx context.Context, acct business.Account, ids []string) map[string]string {
+	names := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, salesNameLookups)
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			data, err := s.api.Call(ctx, acct, "get-customer", map[string]string{"id": id}, nil, nil, "")
+			if err != nil {
+				return
+			}
+			var c struct {
+				Customers struct {
+					Name string `json:"name"`
+				} `json:"customers"`
+			}
+			if json.Unmarshal(data, &c) == nil && c.Customers.Name != "" {
+				mu.Lock()
+				names[id] = c.Customers.Name
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return names
+}
+
+func init() {
+	funcs["salesTime"] = salesTime
+	funcs["salesFormv"] = salesFormValue
+	funcs["salesField"] = salesFieldError
+	funcs["salesStatus"] = salesStatusText
+}
+
+// salesStatusText is how a person reads the API's payment_status.
+func salesStatusText(status string) string {
+	switch status {
+	case business.StatusPaid:
+		return "Paid"
+	case business.StatusPartial:
+		return "Partly paid"
+	case business.StatusDraft:
+		return "Unpaid"
+	case business.StatusVoid:
+		return "Voided"
+	}
+	return status
+}
+
+// salesTime writes an API datetime ("2026-06-01 09:30:00", UTC) in the
+// business's timezone, as a person reads it; anything else as it is.
+func salesTime(ts, timezone string) string {
+	t, err := time.ParseInLocation(business.TimeFormat, ts, time.UTC)
+	if err != nil {
+		return ts
+	}
+	if loc, err := business.LoadTimezone(timezone); err == nil {
+		t = t.In(loc)
+	}
+	return t.Format("2 Jan 2006 15:04")
+}
+
+// salesFormValue is the value the refused form had for name when that form
+// was the one named which (its hidden "form" input), else def: the sale
+// page's three forms share field names, and only the one sent is refilled.
+func salesFormValue(form url.Values, which, name, def string) string {
+	if form == nil || form.Get("form") != which {
+		return def
+	}
+	return form.Get(name)
+}
+
+// salesFieldError is the API's message for field name when the refused form
+// was the one named which, else "".
+func salesFieldError(fields map[string]string, form url.Values, which, name string) string {
+	if form == nil || form.Get("form") != which {
+		return ""
+	}
+	return fields[name]
+}
+
+// saleLineJSON is a line of a sale as get-sale writes it.
+type saleLineJSON struct {
+	ID          int     `json:"id"`
+	ItemCode    *string `json:"item_code"`
+	ItemName    string  `json:"item_name"`
+	Description string  `json:"description"`
+	UnitPrice   string  `json:"unit_price"`
+	Quantity    string  `json:"quantity"`
+	Tax         string  `json:"tax"`
+	Returned    string  `json:"quantity_returned"`
+}
+
+// salePaymentJSON is a payment of a sale as get-sale writes it.
+type salePaymentJSON struct {
+	TransactionID string  `json:"transaction_id"`
+	AmountPaid    string  `json:"amount_paid"`
+	PaymentMethod string  `json:"payment_method"`
+	InternalNote  *string `json:"internal_payment_note"`
+	IssuedBy      string  `json:"issued_by"`
+	PaymentAt     string  `json:"payment_at"`
+}
+
+// saleRefundJSON is a refund of a sale as get-sale writes it.
+type saleRefundJSON struct {
+	RefundID     string  `json:"refund_id"`
+	Amount       string  `json:"amount"`
+	Reason       *string `json:"reason"`
+	RefundMethod string  `json:"refund_method"`
+	IssuedBy     *string `json:"issued_by"`
+	Lines        []struct {
+		SalesItemID int     `json:"sales_item_id"`
+		ItemCode    *string `json:"item_code"`
+		Quantity    string  `json:"quantity"`
+	} `json:"lines"`
+	RefundedAt string `json:"refunded_at"`
+}
+
+// saleRecordJSON is get-sale's data: the sale, its lines, payments and
+// refunds under the API's keys.
+type saleRecordJSON struct {
+	Sale     saleJSON          `json:"sales"`
+	Lines    []saleLineJSON    `json:"sales-item"`
+	Payments []salePaymentJSON `json:"sales-payment"`
+	Refunds  []saleRefundJSON  `json:"sales-refund"`
+}
+
+// saleLineView is a line with what may still be returned of it, and the
+// index its refund field is named by (lines[Index].quantity).
+type saleLineView struct {
+	saleLineJSON
+	Index int
+	Left  string
+}
+
+// saleData is what templates/sale.html draws.
+type saleData struct {
+	Currency     string
+	Timezone     string
+	Sale         saleJSON
+	CustomerName string
+	Lines        []saleLineView
+	Payments     []salePaymentJSON
+	Refunds      []saleRefundJSON
+	Due          string   // total less paid
+	Refundable   string   // paid less refunded
+	Returnable   bool     // some line has a quantity left to return
+	Methods      []string // the payment and refund methods the API accepts
+	RefundIdem   string   // this drawing's idempotency keys, so a double submit records once
+	VoidIdem     string
+}
+
+// salePage shows one sale with its forms (none once it is void).
 func salePage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "salePage", "", nil)
+	code := r.PathValue("invoice_code")
+	rec, err := s.saleRecord(r.Context(), v.acct, code)
+	if err != nil {
+		return err
+	}
+	d := saleData{Currency: v.acct.Currency, Timezone: v.acct.Timezone, Sale: rec.Sale,
+		Payments: rec.Payments, Refunds: rec.Refunds, Methods: business.PaymentTypes[1:],
+		Due: saleDifference(rec.Sale.Total, rec.Sale.AmountPaid), Refundable: saleDifference(rec.Sale.AmountPaid, rec.Sale.AmountRefunded)}
+	d.CustomerName = s.salesCustomerNames(r.Context(), v.acct, []string{rec.Sale.CustomerID})[rec.Sale.CustomerID]
+	for i, l := range rec.Lines {
+		lv := saleLineView{saleLineJSON: l, Index: i}
+		q, err1 := money.ParseQuantity(l.Quantity)
+		back, err2 := money.ParseQuantity(l.Returned)
+		if left, ok := q.Sub(back); err1 == nil && err2 == nil && ok && !left.IsZero() {
+			lv.Left, d.Returnable = left.String(), true
+		}
+		d.Lines = append(d.Lines, lv)
+	}
+	d.RefundIdem, _ = business.NewToken()
+	d.VoidIdem, _ = business.NewToken()
+	return s.render(w, r, v, "sale", "Sale "+rec.Sale.InvoiceNumber, "sales", d)
 }
 
+// saleRecord reads one sale through get-sale.
+func (s *Server) saleRecord(ctx context.Context, acct business.Account, code string) (saleRecordJSON, error) {
+	var rec saleRecordJSON
+	data, err := s.api.Call(ctx, acct, "get-sale", map[string]string{"invoice_code": code}, nil, nil, "")
+	if err != nil {
+		return rec, err
+	}
+	return rec, json.Unmarshal(data, &rec)
+}
+
+// saleDifference is a - b for two API amounts, "" when either is not one.
+func saleDifference(a, b string) string {
+	x, err1 := money.ParseAmount(a)
+	y, err2 := money.ParseAmount(b)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return x.Sub(y).String()
+}
+
+// recordPayment records money received on a sale. The API has no payment
+// route: edit-sale adds one payment for each increase of amount_paid, so
+// this sends the sale's required fields unchanged with amount_paid raised by
+// the amount. The form carries the amount paid it showed; if the sale was
+// paid meanwhile (another tab, a double submit), it is refused rather than
+// recorded twice.
 func recordPayment(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "recordPayment", "", nil)
+	code, f := r.PathValue("invoice_code"), r.PostForm
+	amount, err := money.ParseAmount(strings.TrimSpace(f.Get("amount")))
+	if err != nil || amount.IsZero() {
+		return business.FieldErrors{"amount": "must be an amount above 0 with at most 2 decimals, such as 25.00"}.Err()
+	}
+	rec, err := s.saleRecord(r.Context(), v.acct, code)
+	if err != nil {
+		return err
+	}
+	sale := rec.Sale
+	paid, err := money.ParseAmount(sale.AmountPaid)
+	if err != nil {
+		return err
+	}
+	if before, err := money.ParseAmount(f.Get("paid_before")); err != nil || before.Cmp(paid) != 0 {
+		return business.Errorf(business.ECONFLICT, "This sale's payments changed since the page was drawn (%s is paid now): check them before recording this payment", paid)
+	}
+	body := map[string]any{
+		"invoice_code": sale.InvoiceCode.String(), "invoice_number": sale.InvoiceNumber, "customer_id": sale.CustomerID,
+		"sub_total_amount": sale.SubTotal, "total_amount": sale.Total, "amount_paid": paid.Add(amount).String(),
+	}
+	if m := strings.TrimSpace(f.Get("payment_type")); m != "" {
+		body["payment_type"] = m
+	}
+	if n := strings.TrimSpace(f.Get("payment_internal_note")); n != "" {
+		body["payment_internal_note"] = n
+	}
+	if _, err := s.api.Call(r.Context(), v.acct, "edit-sale", map[string]string{"invoice_code": code}, nil, body, ""); err != nil {
+		return salesRenamed(err, func(name string) string {
+			if name == "amount_paid" {
+				return "amount"
+			}
+			return name
+		})
+	}
+	return s.done(w, r, "/dashboard/sales/"+url.PathEscape(code), "Payment of "+formatMoney(amount.String(), v.acct.Currency)+" recorded")
 }
 
+// refundLineField matches a refund form's line field, lines[N].quantity,
+// N being the line's index in the sale.
+var refundLineField = regexp.MustCompile(`^lines\[(\d{1,3})\]\.quantity$`)
+
+// refundSale records a refund through refund-sale: the amount, the reason,
+// the method, and the quantities returned of each line (the API puts a
+// stocked line's quantity back in stock).
 func refundSale(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "refundSale", "", nil)
+	code, f := r.PathValue("invoice_code"), r.PostForm
+	body := map[string]any{}
+	for _, name := range []string{"amount", "reason", "refund_method"} {
+		if val := strings.TrimSpace(f.Get(name)); val != "" {
+			body[name] = val
+		}
+	}
+	var indexes []int // the sale line index of each entry of lines
+	var lines []map[string]any
+	for name, vals := range f {
+		m := refundLineField.FindStringSubmatch(name)
+		if m == nil || strings.TrimSpace(vals[0]) == "" {
+			continue
+		}
+		i, _ := strconv.Atoi(m[1])
+		indexes = append(indexes, i)
+	}
+	slices.Sort(indexes)
+	for _, i := range indexes {
+		lines = append(lines, map[string]any{"sales_item_id": i + 1, "quantity": strings.TrimSpace(f.Get("lines[" + strconv.Itoa(i) + "].quantity"))})
+	}
+	if len(lines) > 0 {
+		body["lines"] = lines
+	}
+	_, err := s.api.Call(r.Context(), v.acct, "refund-sale", map[string]string{"invoice_code": code}, nil, body, f.Get("idem"))
+	if err != nil {
+		// The API names lines by their place in the body; the form by the sale's line.
+		return salesRenamed(err, func(name string) string {
+			var k int
+			var rest string
+			if n, _ := fmt.Sscanf(name, "lines[%d].%s", &k, &rest); n == 2 && k >= 0 && k < len(indexes) {
+				return "lines[" + strconv.Itoa(indexes[k]) + "].quantity"
+			}
+			return name
+		})
+	}
+	return s.done(w, r, "/dashboard/sales/"+url.PathEscape(code), "Refund recorded")
 }
 
+// voidSale voids a sale through void-sale, once the person has confirmed
+// that a void cannot be undone.
 func voidSale(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "voidSale", "", nil)
+	code, f := r.PathValue("invoice_code"), r.PostForm
+	if f.Get("confirm") != "yes" {
+		return business.FieldErrors{"confirm": "tick “I understand this cannot be undone” to void the sale"}.Err()
+	}
+	body := map[string]any{}
+	if reason := strings.TrimSpace(f.Get("reason")); reason != "" {
+		body["reason"] = reason
+	}
+	if _, err := s.api.Call(r.Context(), v.acct, "void-sale", map[string]string{"invoice_code": code}, nil, body, f.Get("idem")); err != nil {
+		return err
+	}
+	return s.done(w, r, "/dashboard/sales/"+url.PathEscape(code), "Sale voided")
+}
+
+// salesRenamed returns the API's refusal err with its fields named as the
+// form names them (rename maps an API name to the form's), so the message
+// sits beside the field it is about; err as it is when no name changes.
+func salesRenamed(err error, rename func(string) string) error {
+	var be *business.Error
+	if !errors.As(err, &be) || len(be.Fields) == 0 {
+		return err
+	}
+	fe, changed := business.FieldErrors{}, false
+	for name, msg := range be.Fields {
+		to := rename(name)
+		changed = changed || to != name
+		fe.Add(to, msg)
+	}
+	if !changed {
+		return err
+	}
+	var out *business.Error
+	errors.As(fe.Err(), &out)
+	out.Code = be.Code
+	return out
 }

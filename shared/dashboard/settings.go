@@ -2,10 +2,66 @@ package dashboard
 
 import "net/http"
 
-func settingsPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "settingsPage", "", nil)
+// The Settings page: the business's name, timezone and the facts that
+// cannot change (code, currency, invoice prefix), read and changed through
+// the API's get-settings and update-settings, and the owner's password
+// form (changePassword).
+
+// businessSettings is the account's settings as get-settings answers them.
+type businessSettings struct {
+	BusinessName        string  `json:"business_name"`
+	BusinessCode        string  `json:"business_code"`
+	Currency            string  `json:"currency"`
+	InvoicePrefix       string  `json:"invoice_prefix"`
+	Timezone            string  `json:"timezone"`
+	TimezoneEffectiveAt *string `json:"timezone_effective_at"`
 }
 
+// settingsData is what the Settings page shows: the settings, and the
+// values its form holds (a refused form's, else the settings').
+type settingsData struct {
+	Settings businessSettings
+	// Editable is false in test mode: update-settings serves live keys
+	// only, as the settings are the business's, shared by both modes.
+	Editable     bool
+	BusinessName string
+	Timezone     string
+	Timezones    []string
+}
+
+// commonTimezones are the form's suggestions; any IANA name is taken.
+var commonTimezones = []string{
+	"Africa/Accra", "Africa/Lagos", "Africa/Nairobi", "Africa/Johannesburg", "Africa/Cairo",
+	"Africa/Casablanca", "Africa/Abidjan", "Africa/Dakar", "Africa/Kampala", "Africa/Dar_es_Salaam",
+	"Africa/Kigali", "Africa/Lusaka", "Africa/Harare", "Europe/London", "UTC",
+}
+
+// settingsPage shows the settings, editable in live mode, and the
+// password form.
+func settingsPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
+	var got struct {
+		Settings businessSettings `json:"settings"`
+	}
+	if err := s.callInto(r, v, "get-settings", nil, nil, &got); err != nil {
+		return err
+	}
+	d := settingsData{Settings: got.Settings, Editable: v.acct.Livemode(), Timezones: commonTimezones,
+		BusinessName: developerFormValue(v.form, "business_name", got.Settings.BusinessName),
+		Timezone:     developerFormValue(v.form, "timezone", got.Settings.Timezone)}
+	return s.render(w, r, v, "settings", "Settings", "settings", d)
+}
+
+// updateSettings changes the business's name and timezone; the API refuses
+// it in test mode and names any bad field.
 func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	return s.render(w, r, v, "error", "updateSettings", "", nil)
+	body := map[string]any{}
+	for _, name := range []string{"business_name", "timezone"} {
+		if r.PostForm.Has(name) { // a field the form leaves out stays as it is
+			body[name] = r.PostForm.Get(name)
+		}
+	}
+	if _, err := s.api.Call(r.Context(), v.acct, "update-settings", nil, nil, body, ""); err != nil {
+		return err
+	}
+	return s.done(w, r, "/dashboard/settings", "Settings saved")
 }
