@@ -23,13 +23,25 @@ import (
 // success envelope's data, or the handler's error (a *business.Error whose
 // message and fields a person can act on).
 func (s *Server) Call(ctx context.Context, acct business.Account, function string, params map[string]string, query url.Values, body any, idempotencyKey string) (json.RawMessage, error) {
+	hdr := http.Header{}
+	if idempotencyKey != "" {
+		hdr.Set("Idempotency-Key", idempotencyKey)
+	}
+	data, _, err := s.CallWith(ctx, acct, function, params, query, body, hdr)
+	return data, err
+}
+
+// CallWith is Call with the request headers hdr (If-Match, Idempotency-Key),
+// returning the answer's headers too (ETag).
+func (s *Server) CallWith(ctx context.Context, acct business.Account, function string, params map[string]string, query url.Values, body any, hdr http.Header) (json.RawMessage, http.Header, error) {
+	w := &recorder{header: http.Header{}}
 	rt, ok := RouteByFunction(function)
 	if !ok {
-		return nil, business.Errorf(business.EINTERNAL, "no route %s", function)
+		return nil, w.header, business.Errorf(business.EINTERNAL, "no route %s", function)
 	}
 	acct.Key = business.OwnerKey(acct.Livemode())
 	if err := rt.permits(acct); err != nil {
-		return nil, err
+		return nil, w.header, err
 	}
 	path := rt.Path
 	for k, v := range params {
@@ -39,7 +51,7 @@ func (s *Server) Call(ctx context.Context, acct business.Account, function strin
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, business.Errorf(business.EINTERNAL, "encode body: %v", err)
+			return nil, w.header, business.Errorf(business.EINTERNAL, "encode body: %v", err)
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -49,18 +61,17 @@ func (s *Server) Call(ctx context.Context, acct business.Account, function strin
 	}
 	r, err := http.NewRequestWithContext(ctx, rt.Method, u, rd)
 	if err != nil {
-		return nil, business.Errorf(business.EINVALID, "That address is not one the dashboard can open")
+		return nil, w.header, business.Errorf(business.EINVALID, "That address is not one the dashboard can open")
+	}
+	for k, v := range hdr {
+		r.Header[k] = v
 	}
 	r.Header.Set("Content-Type", "application/json")
-	if idempotencyKey != "" {
-		r.Header.Set("Idempotency-Key", idempotencyKey)
-	}
 	for k, v := range params {
 		r.SetPathValue(k, v)
 	}
-	w := &recorder{header: http.Header{}}
 	if err := rt.handle(s, w, r, acct); err != nil {
-		return nil, err
+		return nil, w.header, err
 	}
 	var env struct {
 		Data   json.RawMessage   `json:"data"`
@@ -68,7 +79,7 @@ func (s *Server) Call(ctx context.Context, acct business.Account, function strin
 		Fields map[string]string `json:"fields"`
 	}
 	if err := json.Unmarshal(w.body.Bytes(), &env); err != nil {
-		return nil, business.Errorf(business.EINTERNAL, "%s answered no envelope", function)
+		return nil, w.header, business.Errorf(business.EINTERNAL, "%s answered no envelope", function)
 	}
 	if w.status >= 400 { // a replayed refusal of an Idempotency-Key
 		code := business.EINVALID
@@ -77,9 +88,9 @@ func (s *Server) Call(ctx context.Context, acct business.Account, function strin
 				code = c
 			}
 		}
-		return nil, &business.Error{Code: code, Message: env.Error, Fields: env.Fields}
+		return nil, w.header, &business.Error{Code: code, Message: env.Error, Fields: env.Fields}
 	}
-	return env.Data, nil
+	return env.Data, w.header, nil
 }
 
 // recorder keeps what a handler writes, for Call.

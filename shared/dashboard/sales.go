@@ -317,12 +317,19 @@ func salePage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error
 
 // saleRecord reads one sale through get-sale.
 func (s *Server) saleRecord(ctx context.Context, acct business.Account, code string) (saleRecordJSON, error) {
+	rec, _, err := s.saleVersion(ctx, acct, code)
+	return rec, err
+}
+
+// saleVersion is saleRecord with the sale's ETag, for an edit made only if
+// the sale has not changed since (If-Match).
+func (s *Server) saleVersion(ctx context.Context, acct business.Account, code string) (saleRecordJSON, string, error) {
 	var rec saleRecordJSON
-	data, err := s.api.Call(ctx, acct, "get-sale", map[string]string{"invoice_code": code}, nil, nil, "")
+	data, hdr, err := s.api.CallWith(ctx, acct, "get-sale", map[string]string{"invoice_code": code}, nil, nil, nil)
 	if err != nil {
-		return rec, err
+		return rec, "", err
 	}
-	return rec, json.Unmarshal(data, &rec)
+	return rec, hdr.Get("ETag"), json.Unmarshal(data, &rec)
 }
 
 // saleDifference is a - b for two API amounts, "" when either is not one.
@@ -340,14 +347,15 @@ func saleDifference(a, b string) string {
 // this sends the sale's required fields unchanged with amount_paid raised by
 // the amount. The form carries the amount paid it showed; if the sale was
 // paid meanwhile (another tab, a double submit), it is refused rather than
-// recorded twice.
+// recorded twice, and the edit is made only if the sale is still the one
+// read (If-Match).
 func recordPayment(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	code, f := r.PathValue("invoice_code"), r.PostForm
 	amount, err := money.ParseAmount(strings.TrimSpace(f.Get("amount")))
 	if err != nil || amount.IsZero() {
 		return business.FieldErrors{"amount": "must be an amount above 0 with at most 2 decimals, such as 25.00"}.Err()
 	}
-	rec, err := s.saleRecord(r.Context(), v.acct, code)
+	rec, etag, err := s.saleVersion(r.Context(), v.acct, code)
 	if err != nil {
 		return err
 	}
@@ -369,7 +377,14 @@ func recordPayment(s *Server, w http.ResponseWriter, r *http.Request, v *visit) 
 	if n := strings.TrimSpace(f.Get("payment_internal_note")); n != "" {
 		body["payment_internal_note"] = n
 	}
-	if _, err := s.api.Call(r.Context(), v.acct, "edit-sale", map[string]string{"invoice_code": code}, nil, body, ""); err != nil {
+	// If-Match: a payment recorded between the read above and this edit
+	// (another tab, a double submit) makes the edit 412, never a second
+	// payment.
+	_, _, err = s.api.CallWith(r.Context(), v.acct, "edit-sale", map[string]string{"invoice_code": code}, nil, body, http.Header{"If-Match": {etag}})
+	if business.ErrorCode(err) == business.EPRECONDITION {
+		return business.Errorf(business.ECONFLICT, "This sale changed while the payment was being recorded: check its payments before recording this one")
+	}
+	if err != nil {
 		return salesRenamed(err, func(name string) string {
 			if name == "amount_paid" {
 				return "amount"
