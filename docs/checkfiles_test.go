@@ -46,8 +46,13 @@ func TestCheckFilesRefusesBuildOutput(t *testing.T) {
 		return string(out), err
 	}
 	git("init", "-q")
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	write("README.md", []byte("# a project\n"), 0o644)
 	write("start.sh", []byte("#!/bin/sh\necho hi\n"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "docs", "img"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("docs/img/screen.png", png, 0o644) // the README's screenshots belong
 	git("add", ".")
 	if out, err := check(); err != nil {
 		t.Fatalf("a clean repository is refused: %v %s", err, out)
@@ -55,9 +60,11 @@ func TestCheckFilesRefusesBuildOutput(t *testing.T) {
 
 	write("bench", exe[:64<<10], 0o755) // an ELF header and what follows
 	write("big.json", []byte(strings.Repeat("a", 1<<20+1)), 0o644)
+	write("shot.png", png, 0o644) // an image anywhere else is refused
 	git("add", ".")
 	out, err := check()
-	if err == nil || !strings.Contains(out, "binary file (executable, object or other non-text): bench") || !strings.Contains(out, "file over 1 MB (1048577 bytes): big.json") {
+	if err == nil || !strings.Contains(out, "binary file (executable, object or other non-text): bench") || !strings.Contains(out, "file over 1 MB (1048577 bytes): big.json") ||
+		!strings.Contains(out, ": shot.png") || strings.Contains(out, "screen.png") {
 		t.Fatalf("check-files: %v\n%s", err, out)
 	}
 }

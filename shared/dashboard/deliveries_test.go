@@ -1,0 +1,121 @@
+package dashboard
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"bizdata/infra/streampoll"
+	"bizdata/shared/app"
+	"bizdata/shared/testdb"
+	"bizdata/shared/webhook"
+)
+
+// deliverWebhooks runs what Lambda runs on AWS beside the board: the
+// table's stream fed to the webhook service, and its dispatcher, until the
+// test ends.
+func (b *board) deliverWebhooks() {
+	b.t.Helper()
+	svc := webhook.NewService(b.st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := testdb.Config(b.t)
+	streams, err := app.NewStreams(ctx, cfg.Endpoint)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		streampoll.Poll(ctx, b.st.Client(), streams, b.st.Table(), webhook.Streamed, svc.HandleStream, streampoll.MaximumRetryAttempts, testdb.Quiet())
+	}()
+	go func() { defer wg.Done(); svc.Dispatch(ctx, time.Now().Add(time.Hour), 50*time.Millisecond) }()
+	b.t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// receiver is a webhook receiver that answers 200 and counts what it gets.
+type receiver struct {
+	*httptest.Server
+	got atomic.Int64
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		r.got.Add(1)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// waitForPage gets path until its body matches want, for up to 90 s (the
+// stream and the dispatcher are real, and slow on a loaded machine).
+func (o *owner) waitForPage(path string, want *regexp.Regexp) string {
+	o.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		_, page, _ := o.get(path)
+		if want.MatchString(page) {
+			return page
+		}
+		if time.Now().After(deadline) {
+			o.t.Fatalf("%s never showed %s:\n%s", path, want, page)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// TestDeliveriesShowEveryAttempt: with the stream and the dispatcher
+// running, an endpoint set up on the Developers page receives a sale's
+// events and its page lists each delivery with its attempt; the payment
+// callback's delivery is listed with its attempt, and Redeliver sends it
+// again (a second attempt, a second request at the receiver).
+func TestDeliveriesShowEveryAttempt(t *testing.T) {
+	// Not parallel: the stream poller needs DynamoDB Local's stream reads.
+	b := newBoard(t)
+	b.deliverWebhooks()
+	o := b.newOwner("DELIV1")
+	hooks, callback := newReceiver(t), newReceiver(t)
+
+	st, page, _ := o.post("/dashboard/developers/endpoints", url.Values{"url": {hooks.URL + "/events"}, "events": {"sale.created"}})
+	if st != http.StatusOK || !secretShownRE.MatchString(page) {
+		t.Fatalf("add endpoint: %d", st)
+	}
+	endpointID := regexp.MustCompile(`/dashboard/developers/endpoints/(we_[A-Za-z0-9]+|[A-Za-z0-9_]+)"`).FindStringSubmatch(page)
+	if endpointID == nil {
+		t.Fatalf("the page links no endpoint:\n%s", page)
+	}
+	if st, page, _ := o.post("/dashboard/developers/webhook", url.Values{"callback_url": {callback.URL + "/pay"}, "secret_action": {"keep"}}); st != http.StatusOK {
+		t.Fatalf("set the callback: %d %s", st, page)
+	}
+	o.mustAPI("POST", "/api/v1/customers/add", map[string]any{"name": "Ama Mensah"})
+	o.mustAPI("POST", "/api/v1/sales/add", saleBody("440001", "20.00"))
+
+	page = o.waitForPage("/dashboard/developers/endpoints/"+endpointID[1], regexp.MustCompile(`sale\.created[\s\S]*status 200`))
+	mustContain(t, page, "delivered")
+	page = o.waitForPage("/dashboard/developers", regexp.MustCompile(`Sale 440001[\s\S]*status 200`))
+	tx := regexp.MustCompile(`/dashboard/developers/deliveries/([^/"]+)/redeliver`).FindStringSubmatch(page)
+	if tx == nil {
+		t.Fatal("the payment delivery has no Redeliver form")
+	}
+	before := callback.got.Load()
+	if st, page, _ := o.post("/dashboard/developers/deliveries/"+tx[1]+"/redeliver", nil); st != http.StatusOK {
+		t.Fatalf("redeliver: %d %s", st, page)
+	}
+	o.waitForPage("/dashboard/developers", regexp.MustCompile(`Sale 440001[\s\S]*status 200[\s\S]*status 200`))
+	if callback.got.Load() <= before {
+		t.Fatal("Redeliver sent nothing to the receiver")
+	}
+	if strings.Contains(page, "Internal") {
+		t.Fatal("a page answered an internal error")
+	}
+}
