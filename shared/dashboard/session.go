@@ -34,15 +34,6 @@ type shownSecret struct {
 	Value string
 }
 
-// formValue is the value the failed form had for name, to fill its field
-// again ("" when no form failed).
-func (v *visit) formValue(name string) string {
-	if v.form == nil {
-		return ""
-	}
-	return v.form.Get(name)
-}
-
 // Cookie names: with the __Host- prefix (Secure, Path=/, no Domain) on
 // HTTPS; plain names on the devserver's HTTP.
 func (s *Server) cookieName(base string) string {
