@@ -343,6 +343,11 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 		{"/dashboard/settings/password", url.Values{"current": {password}, "password": {"another horse battery"}, "confirm": {"another horse battery"}}},
 		{"/dashboard/sign-out", url.Values{}},
 	}
+	// A set-password link outstanding when the password changes: the change
+	// revokes it.
+	if _, err := st.CreatePasswordLink(ctx, email); err != nil {
+		t.Fatal(err)
+	}
 	for _, a := range actions {
 		got, _ := o.post(a.path, a.form)
 		status("POST "+a.path, got)

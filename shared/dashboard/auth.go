@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -64,6 +65,7 @@ func (s *Server) renderAuth(w http.ResponseWriter, r *http.Request, name, title 
 
 // startSession signs owner email in on this browser and goes to next.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, email, next string) error {
+	s.endCookieSession(r)
 	id, _, err := s.store.CreateSession(r.Context(), email)
 	if err != nil {
 		return err
@@ -71,6 +73,21 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, email, nex
 	s.setCookie(w, "session", id, int(business.SessionLifetime.Seconds()))
 	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 	return nil
+}
+
+// endCookieSession ends the session this browser's cookie still holds, if
+// any, before it signs in again (perhaps as another owner): the old
+// session must not outlive its cookie.
+func (s *Server) endCookieSession(r *http.Request) {
+	old := s.cookie(r, "session")
+	if old == "" {
+		return
+	}
+	if ss, err := s.store.FindSession(r.Context(), old); err == nil {
+		if err := s.store.EndSession(r.Context(), ss); err != nil {
+			s.log.WarnContext(r.Context(), "ending the replaced session failed", "error", err.Error())
+		}
+	}
 }
 
 func signInPage(s *Server, w http.ResponseWriter, r *http.Request) {
@@ -95,39 +112,50 @@ func signIn(s *Server, w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	fails, err := s.store.SignInFailures(r.Context(), email)
-	if err != nil {
+	ok, err := s.checkPassword(r.Context(), email, r.PostForm.Get("password"))
+	switch {
+	case business.ErrorCode(err) == business.ELIMIT:
+		w.Header().Set("Retry-After", retryAfter(err.(*business.Error).RetryAfter))
+		fail(http.StatusTooManyRequests, err)
+		return
+	case err != nil:
 		s.renderFailure(w, r, nil, err)
 		return
-	}
-	if wait := business.SignInLockout(fails, s.now()); wait > 0 {
-		w.Header().Set("Retry-After", retryAfter(wait))
-		mins := int(wait.Minutes()) + 1
-		fail(http.StatusTooManyRequests, business.Errorf(business.ELIMIT,
-			"Too many failed sign-ins for this email. Try again in %d minute%s, or set a new password with a link from your operator.", mins, plural(mins)))
-		return
-	}
-	owner, err := s.store.FindOwner(r.Context(), email)
-	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
-		s.renderFailure(w, r, nil, err)
-		return
-	}
-	// An unknown email costs the same hash as a known one (VerifyPassword
-	// of "" does the work too).
-	if !business.VerifyPassword(owner.PasswordHash, r.PostForm.Get("password")) {
-		if err := s.store.RecordSignInFailure(r.Context(), email, s.now()); err != nil {
-			s.renderFailure(w, r, nil, err)
-			return
-		}
+	case !ok:
 		fail(http.StatusUnauthorized, errSignIn)
 		return
-	}
-	if err := s.store.ClearSignInFailures(r.Context(), email); err != nil {
-		s.log.WarnContext(r.Context(), "clear sign-in failures failed", "error", err.Error())
 	}
 	if err := s.startSession(w, r, email, f.Next); err != nil {
 		s.renderFailure(w, r, nil, err)
 	}
+}
+
+// checkPassword checks owner email's password, counted against the
+// lockout first (so that racing attempts cannot all be checked). Returns
+// ELIMIT with RetryAfter when the email is locked out. An unknown email
+// costs the same hash as a known one (VerifyPassword of "" does the work
+// too).
+func (s *Server) checkPassword(ctx context.Context, email, password string) (bool, error) {
+	wait, err := s.store.TakeSignInAttempt(ctx, email, s.now())
+	if err != nil {
+		return false, err
+	}
+	if wait > 0 {
+		mins := int(wait.Minutes()) + 1
+		return false, &business.Error{Code: business.ELIMIT, RetryAfter: wait, Message: fmt.Sprintf(
+			"Too many failed sign-ins for this email. Try again in %d minute%s, or set a new password with a link from your operator.", mins, plural(mins))}
+	}
+	owner, err := s.store.FindOwner(ctx, email)
+	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
+		return false, err
+	}
+	if !business.VerifyPassword(owner.PasswordHash, password) {
+		return false, nil
+	}
+	if err := s.store.ClearSignInFailures(ctx, email); err != nil {
+		s.log.WarnContext(ctx, "clear sign-in failures failed", "error", err.Error())
+	}
+	return true, nil
 }
 
 func plural(n int) string {
@@ -204,6 +232,7 @@ func signUp(s *Server, w http.ResponseWriter, r *http.Request) {
 			s.log.WarnContext(r.Context(), "sign-up timezone not set", "error", err.Error())
 		}
 	}
+	s.endCookieSession(r)
 	id, ss, err := s.store.CreateSession(r.Context(), email)
 	if err != nil {
 		s.renderFailure(w, r, nil, err)
@@ -271,11 +300,13 @@ func checkNewPassword(pw, confirm string) error {
 // changePassword sets a new password for the signed-in owner, who must give
 // the current one, and ends every other session of the owner.
 func changePassword(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	owner, err := s.store.FindOwner(r.Context(), v.session.Email)
+	// The current password is checked as a sign-in is, lockout included,
+	// so a stolen session cannot guess it.
+	ok, err := s.checkPassword(r.Context(), v.session.Email, r.PostForm.Get("current"))
 	if err != nil {
 		return err
 	}
-	if !business.VerifyPassword(owner.PasswordHash, r.PostForm.Get("current")) {
+	if !ok {
 		return business.Invalid("current", "is not your current password")
 	}
 	pw := r.PostForm.Get("password")

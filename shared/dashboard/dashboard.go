@@ -83,7 +83,7 @@ func withHeaders(h http.Handler) http.Handler {
 		hd.Set("Content-Security-Policy", contentSecurityPolicy)
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("Referrer-Policy", "same-origin")
+		hd.Set("Referrer-Policy", "no-referrer") // a set-password link's token stays in its page
 		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.ServeHTTP(w, r)
 	})

@@ -82,8 +82,6 @@ type developersData struct {
 	Next       string     // the deliveries' next cursor
 	Endpoints  []wire.Endpoint
 	EventTypes []string
-	KeyIdem    string // the create-key form's idempotency token
-	HookIdem   string // the add-endpoint form's idempotency token
 }
 
 // developersPage shows the API keys of the current mode, the payment
@@ -99,8 +97,6 @@ func (s *Server) renderDevelopers(w http.ResponseWriter, r *http.Request, v *vis
 	if v.acct.Livemode() {
 		d.Mode = "live"
 	}
-	d.KeyIdem, _ = business.NewToken()
-	d.HookIdem, _ = business.NewToken()
 	var keys struct {
 		Keys []wire.APIKey `json:"api_keys"`
 	}
@@ -159,7 +155,10 @@ func createKey(s *Server, w http.ResponseWriter, r *http.Request, v *visit) erro
 		mode = "live"
 	}
 	body := map[string]any{"name": r.PostForm.Get("name"), "scopes": nonNil(r.PostForm["scopes"]), "mode": mode}
-	data, err := s.api.Call(r.Context(), v.acct, "create-api-key", nil, nil, body, r.PostForm.Get("idem"))
+	// No Idempotency-Key: the API replays no create that shows a secret (a
+	// replay would have to keep the secret), so a double submit makes two
+	// keys; the page shows the second, and the list both.
+	data, err := s.api.Call(r.Context(), v.acct, "create-api-key", nil, nil, body, "")
 	if err != nil {
 		return err
 	}
@@ -267,7 +266,8 @@ func addEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) er
 	if d := r.PostForm.Get("description"); d != "" {
 		body["description"] = d
 	}
-	data, err := s.api.Call(r.Context(), v.acct, "add-webhook-endpoint", nil, nil, body, r.PostForm.Get("idem"))
+	// No Idempotency-Key, as for keys: the answer holds the signing secret.
+	data, err := s.api.Call(r.Context(), v.acct, "add-webhook-endpoint", nil, nil, body, "")
 	if err != nil {
 		return err
 	}

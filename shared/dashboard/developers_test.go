@@ -29,17 +29,6 @@ func devShownSecret(body string) string {
 	return html.UnescapeString(m[1])
 }
 
-// devIdem returns the idempotency token of the form posting to action in body.
-func devIdem(t *testing.T, body, action string) string {
-	t.Helper()
-	_, rest, ok := strings.Cut(body, `action="`+action+`"`)
-	m := regexp.MustCompile(`name="idem" value="([^"]+)"`).FindStringSubmatch(rest)
-	if !ok || m == nil {
-		t.Fatalf("no idem token in the form to %s", action)
-	}
-	return m[1]
-}
-
 // devAuthenticate calls GET /api/v1/user/authenticate with key and returns
 // the status and the key's scopes.
 func devAuthenticate(t *testing.T, b *board, key string) (int, []string) {
@@ -93,8 +82,7 @@ func TestDevelopersKeyLifecycle(t *testing.T) {
 	}
 	mustContain(t, page, "API keys", "Create a live API key", `value="sales:read"`, "Full access (*)")
 
-	form := url.Values{"name": {"Till 2"}, "scopes": {"customers:write", "sales:read"},
-		"idem": {devIdem(t, page, "/dashboard/developers/keys")}}
+	form := url.Values{"name": {"Till 2"}, "scopes": {"customers:write", "sales:read"}}
 	st, page, _ = o.post("/dashboard/developers/keys", form)
 	secret := devShownSecret(page)
 	if st != http.StatusOK || secret == "" {
@@ -151,8 +139,7 @@ func TestDevelopersTestModeKeys(t *testing.T) {
 	if strings.Contains(page, o.acct.Key.Name) {
 		t.Error("a test session lists the live key")
 	}
-	st, page, _ := o.post("/dashboard/developers/keys", url.Values{"name": {"Sandbox"}, "scopes": {"*"},
-		"idem": {devIdem(t, page, "/dashboard/developers/keys")}})
+	st, page, _ := o.post("/dashboard/developers/keys", url.Values{"name": {"Sandbox"}, "scopes": {"*"}})
 	secret := devShownSecret(page)
 	if st != http.StatusOK || !strings.HasPrefix(secret, "bk_test_") {
 		t.Fatalf("create test key: %d, secret %q", st, secret)
@@ -239,8 +226,7 @@ func TestDevelopersEndpoints(t *testing.T) {
 	rc := devNewReceiver(t)
 	_, page, _ := o.get("/dashboard/developers")
 
-	st, page, _ := o.post("/dashboard/developers/endpoints", url.Values{"url": {rc.URL}, "events": {"sale.created", "payment.received"},
-		"idem": {devIdem(t, page, "/dashboard/developers/endpoints")}})
+	st, page, _ := o.post("/dashboard/developers/endpoints", url.Values{"url": {rc.URL}, "events": {"sale.created", "payment.received"}})
 	secret := devShownSecret(page)
 	if st != http.StatusOK || !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("add endpoint: %d, secret %q", st, secret)

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,6 +226,60 @@ func TestSignInLockout(t *testing.T) {
 	}
 }
 
+// TestSignInLockoutHoldsUnderRacing: wrong passwords sent all at once are
+// checked no more than five times; the rest are refused 429 unchecked.
+func TestSignInLockoutHoldsUnderRacing(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("LOCK3")
+	br := b.browser()
+	_, page, _ := br.get("/dashboard/sign-in")
+	csrf := formCSRF(page)
+	statuses := make([]int, 20)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i], _, _ = br.postWith("/dashboard/sign-in", url.Values{"email": {o.email}, "password": {"guess " + strconv.Itoa(i)}}, csrf)
+		}()
+	}
+	wg.Wait()
+	checked := 0
+	for _, st := range statuses {
+		switch st {
+		case http.StatusUnauthorized:
+			checked++
+		case http.StatusTooManyRequests:
+		default:
+			t.Errorf("a racing sign-in answered %d", st)
+		}
+	}
+	if checked > business.SignInFailures {
+		t.Fatalf("%d of 20 racing guesses were checked (%v)", checked, statuses)
+	}
+}
+
+// TestCurrentPasswordGuessesAreLimited: a session cannot guess the owner's
+// current password on the Settings page beyond the sign-in lockout.
+func TestCurrentPasswordGuessesAreLimited(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("LOCK4")
+	form := url.Values{"password": {"a new password!"}, "confirm": {"a new password!"}}
+	for i := range business.SignInFailures {
+		form.Set("current", "guess "+strconv.Itoa(i))
+		if st, _, _ := o.post("/dashboard/settings/password", form); st != http.StatusBadRequest {
+			t.Fatalf("wrong current password %d: %d", i+1, st)
+		}
+	}
+	form.Set("current", testPassword)
+	if st, _, _ := o.post("/dashboard/settings/password", form); st != http.StatusTooManyRequests {
+		t.Fatalf("the sixth try, with the right password: %d", st)
+	}
+	if st, _, _ := b.browser().signIn(o.email, "a new password!"); st == http.StatusOK {
+		t.Fatal("the password changed while locked out")
+	}
+}
+
 // TestPagesCannotBeFramed: every dashboard response, signed in or not,
 // forbids framing and inline script.
 func TestPagesCannotBeFramed(t *testing.T) {
@@ -371,5 +427,22 @@ func TestNothingSecretIsLogged(t *testing.T) {
 		if secret == "" || strings.Contains(log, secret) {
 			t.Errorf("the log holds %q", secret)
 		}
+	}
+}
+
+// TestSigningInAgainEndsTheOldSession: a browser that signs in again (as
+// the same or another owner) ends the session its cookie held, so the old
+// cookie, if copied, no longer works.
+func TestSigningInAgainEndsTheOldSession(t *testing.T) {
+	b := newBoard(t)
+	o, other := b.newOwner("AGAIN1"), b.newOwner("AGAIN2")
+	old := o.cookies()
+	if st, _, path := o.signIn(other.email, testPassword); st != http.StatusOK || path != "/dashboard" {
+		t.Fatalf("sign in as another owner: %d at %s", st, path)
+	}
+	copied := b.browser()
+	copied.setCookies(old)
+	if _, _, path := copied.get("/dashboard"); !strings.HasPrefix(path, "/dashboard/sign-in") {
+		t.Fatalf("the replaced session's cookie still reaches %s", path)
 	}
 }

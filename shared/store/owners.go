@@ -38,6 +38,9 @@ func signInKey(email string) attrs { return key("SIGNIN#"+business.HashToken(ema
 const (
 	ownerSessionsAttr = "sessions"
 	ownerVersionAttr  = "version"
+	// ownerLinkAttr is the hash of the owner's one working set-password
+	// link: a newer link, or a password change, deletes it.
+	ownerLinkAttr = "password_link"
 )
 
 func ownerFrom(it attrs) business.Owner {
@@ -108,15 +111,25 @@ func failuresFrom(it attrs) []time.Time {
 	return out
 }
 
-// RecordSignInFailure counts a failed sign-in of email at at. It keeps only
-// the newest business.SignInFailures within the window, so the item stays
-// small however many attempts are made; two failures racing each other are
-// both counted (the second retries on the first's write).
-func (s *Store) RecordSignInFailure(ctx context.Context, email string, at time.Time) error {
-	return retrying(ctx, func() error {
+// TakeSignInAttempt counts a sign-in attempt (or a check of the current
+// password) of email at at, before the password is checked: unless email is
+// locked out (business.SignInLockout), the attempt is recorded as a failure
+// and 0 returned; a successful check then clears the failures
+// (ClearSignInFailures). Locked out, nothing is recorded and the wait is
+// returned. Counting first means attempts racing each other cannot all be
+// checked against the same count: each write is conditioned on the count
+// it read, so at most business.SignInFailures of them get through in a
+// window. The item keeps only the newest failures, so it stays small
+// however many attempts are made.
+func (s *Store) TakeSignInAttempt(ctx context.Context, email string, at time.Time) (time.Duration, error) {
+	var wait time.Duration
+	err := retrying(ctx, func() error {
 		cur, err := s.getItem(ctx, signInKey(email), true)
 		if err != nil {
 			return err
+		}
+		if wait = business.SignInLockout(failuresFrom(cur), at); wait > 0 {
+			return nil
 		}
 		fails := business.AddSignInFailure(failuresFrom(cur), at)
 		l := make([]types.AttributeValue, len(fails))
@@ -127,23 +140,20 @@ func (s *Store) RecordSignInFailure(ctx context.Context, email string, at time.T
 		it["type"], it["fails"] = str("signin_failures"), &types.AttributeValueMemberL{Value: l}
 		it[TTLAttribute] = nInt(at.Add(business.SignInWindow).Unix() + 60)
 		it["n"] = nInt(getInt(cur, "n") + 1)
-		cond, vals := "attribute_not_exists(PK)", attrs{}
+		in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")}
 		if cur != nil {
-			cond, vals = "n = :n", attrs{":n": nInt(getInt(cur, "n"))}
-		}
-		in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String(cond)}
-		if len(vals) > 0 {
-			in.ExpressionAttributeValues = vals
+			in.ConditionExpression, in.ExpressionAttributeValues = aws.String("n = :n"), attrs{":n": nInt(getInt(cur, "n"))}
 		}
 		_, err = s.db.PutItem(ctx, in)
 		if isConditionFailed(err) {
 			return errRetry
 		}
 		if err != nil {
-			return fmt.Errorf("record sign-in failure: %w", err)
+			return fmt.Errorf("count sign-in attempt: %w", err)
 		}
 		return nil
 	})
+	return wait, err
 }
 
 // ClearSignInFailures forgets email's failed sign-ins (after a successful
@@ -322,12 +332,14 @@ func (s *Store) SetPassword(ctx context.Context, email, hash, keep string) error
 		if err != nil {
 			return err
 		}
-		return s.transact(ctx, s.passwordActions(cur, hash, keep))
+		return s.transact(ctx, s.passwordActions(cur, hash, keep, ""))
 	})
 }
 
-// passwordActions set cur's password hash and end its sessions but keep.
-func (s *Store) passwordActions(cur attrs, hash, keep string) []txItem {
+// passwordActions set cur's password hash, end its sessions but keep, and
+// revoke its set-password link (but used, the link being used, which its
+// caller deletes).
+func (s *Store) passwordActions(cur attrs, hash, keep, used string) []txItem {
 	sessions := ownerSessions(cur)
 	var actions []txItem
 	for h := range sessions {
@@ -336,25 +348,40 @@ func (s *Store) passwordActions(cur attrs, hash, keep string) []txItem {
 			actions = append(actions, s.deleteAction(sessionKey(h)))
 		}
 	}
-	return append(actions, s.ownerUpdate(cur, sessions, ", password_hash = :h, password_changed_at = :at",
-		attrs{":h": str(hash), ":at": str(fmtTime(s.now()))}))
+	extra := ", password_hash = :h, password_changed_at = :at"
+	if link := getS(cur, ownerLinkAttr); link != "" {
+		extra += " REMOVE " + ownerLinkAttr
+		if link != used {
+			actions = append(actions, s.deleteAction(pwLinkKey(link)))
+		}
+	}
+	return append(actions, s.ownerUpdate(cur, sessions, extra, attrs{":h": str(hash), ":at": str(fmtTime(s.now()))}))
 }
 
 // CreatePasswordLink makes a one-time set-password token for owner email,
 // valid for business.PasswordLinkLifetime, and returns it: the table keeps
-// only its hash. Returns ENOTFOUND when the owner does not exist.
+// only its hash. It replaces any earlier link of the owner, and a password
+// change revokes it. Returns ENOTFOUND when the owner does not exist.
 func (s *Store) CreatePasswordLink(ctx context.Context, email string) (string, error) {
-	if _, err := s.FindOwner(ctx, email); err != nil {
-		return "", err
-	}
-	token, hash := business.NewToken()
-	it := pwLinkKey(hash)
-	it["type"], it["email"] = str("password_link"), str(email)
-	it[TTLAttribute] = nInt(s.now().Add(business.PasswordLinkLifetime).Unix())
-	if err := s.transact(ctx, []txItem{{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry}}); err != nil {
-		return "", err
-	}
-	return token, nil
+	var token string
+	err := retrying(ctx, func() error {
+		cur, err := s.getOne(ctx, ownerKey(email), "no owner signs in with "+email, true)
+		if err != nil {
+			return err
+		}
+		var hash string
+		token, hash = business.NewToken()
+		it := pwLinkKey(hash)
+		it["type"], it["email"] = str("password_link"), str(email)
+		it[TTLAttribute] = nInt(s.now().Add(business.PasswordLinkLifetime).Unix())
+		actions := []txItem{{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry},
+			s.ownerUpdate(cur, ownerSessions(cur), ", "+ownerLinkAttr+" = :l", attrs{":l": str(hash)})}
+		if old := getS(cur, ownerLinkAttr); old != "" { // a newer link replaces it
+			actions = append(actions, s.deleteAction(pwLinkKey(old)))
+		}
+		return s.transact(ctx, actions)
+	})
+	return token, err
 }
 
 // errLinkUsed is the answer to a set-password link that is unknown, used or
@@ -391,7 +418,7 @@ func (s *Store) UsePasswordLink(ctx context.Context, token, hash string) (string
 		}
 		use := txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table),
 			Key: pwLinkKey(business.HashToken(token)), ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: errLinkUsed}
-		return s.transact(ctx, append(s.passwordActions(cur, hash, ""), use))
+		return s.transact(ctx, append(s.passwordActions(cur, hash, "", business.HashToken(token)), use))
 	})
 	return email, err
 }

@@ -171,29 +171,44 @@ func TestSessionsPerOwnerAreBounded(t *testing.T) {
 	}
 }
 
-func TestSignInFailuresAreCounted(t *testing.T) {
+// TestSignInAttemptsRacing: attempts racing each other are counted one by
+// one, so no more than business.SignInFailures of them get through in a
+// window, however many arrive at once.
+func TestSignInAttemptsRacing(t *testing.T) {
 	ctx := context.Background()
 	f := newOwnerFixture(t)
 	var wg sync.WaitGroup
-	for range business.SignInFailures {
+	var mu sync.Mutex
+	allowed := 0
+	for range 3 * business.SignInFailures {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := f.st.RecordSignInFailure(ctx, "x@example.com", f.st.Now()); err != nil {
+			wait, err := f.st.TakeSignInAttempt(ctx, "x@example.com", f.st.Now())
+			if err != nil {
 				t.Error(err)
+			}
+			if wait == 0 {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
+	if allowed != business.SignInFailures {
+		t.Fatalf("%d of %d racing attempts were let through, want %d", allowed, 3*business.SignInFailures, business.SignInFailures)
+	}
 	fails, err := f.st.SignInFailures(ctx, "x@example.com")
 	if err != nil || len(fails) != business.SignInFailures {
-		t.Fatalf("%d racing failures counted as %d (%v)", business.SignInFailures, len(fails), err)
+		t.Fatalf("recorded %d failures (%v)", len(fails), err)
 	}
-	if business.SignInLockout(fails, f.st.Now()) == 0 {
-		t.Fatal("five failures did not lock the email")
+	if other, _ := f.st.TakeSignInAttempt(ctx, "y@example.com", f.st.Now()); other != 0 {
+		t.Fatalf("another email is locked out: %v", other)
 	}
-	if other, _ := f.st.SignInFailures(ctx, "y@example.com"); len(other) != 0 {
-		t.Fatalf("another email has failures: %v", other)
+	f.advance(business.SignInWindow)
+	if wait, _ := f.st.TakeSignInAttempt(ctx, "x@example.com", f.st.Now()); wait != 0 {
+		t.Fatalf("still locked out a window later: %v", wait)
 	}
 	if err := f.st.ClearSignInFailures(ctx, "x@example.com"); err != nil {
 		t.Fatal(err)
@@ -238,5 +253,36 @@ func TestOwnerAccountMakesTheTwinOnce(t *testing.T) {
 	live, err := f.st.OwnerAccount(ctx, f.acct.ID, true)
 	if err != nil || live.ID != f.acct.ID {
 		t.Fatalf("live account %+v, %v", live, err)
+	}
+}
+
+// TestOnlyTheNewestPasswordLinkWorks: a newer link, or a password change,
+// revokes the owner's earlier set-password link.
+func TestOnlyTheNewestPasswordLinkWorks(t *testing.T) {
+	ctx := context.Background()
+	f := newOwnerFixture(t)
+	first, err := f.st.CreatePasswordLink(ctx, f.email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := f.st.CreatePasswordLink(ctx, f.email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.PasswordLinkEmail(ctx, first); business.ErrorCode(err) != business.ENOTFOUND {
+		t.Fatalf("the older link after a newer one: %v", err)
+	}
+	if err := f.st.SetPassword(ctx, f.email, business.HashPassword("changed password"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UsePasswordLink(ctx, second, business.HashPassword("link password!")); business.ErrorCode(err) != business.ENOTFOUND {
+		t.Fatalf("a link after a password change: %v", err)
+	}
+	third, _ := f.st.CreatePasswordLink(ctx, f.email)
+	if _, err := f.st.UsePasswordLink(ctx, third, business.HashPassword("link password!")); err != nil {
+		t.Fatalf("the newest link: %v", err)
+	}
+	if o, _ := f.st.FindOwner(ctx, f.email); !business.VerifyPassword(o.PasswordHash, "link password!") {
+		t.Fatal("the newest link did not set the password")
 	}
 }
