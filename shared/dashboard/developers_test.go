@@ -224,8 +224,6 @@ func TestDevelopersEndpoints(t *testing.T) {
 	b := newBoard(t)
 	o := b.newOwner("DEVEP1")
 	rc := devNewReceiver(t)
-	_, page, _ := o.get("/dashboard/developers")
-
 	st, page, _ := o.post("/dashboard/developers/endpoints", url.Values{"url": {rc.URL}, "events": {"sale.created", "payment.received"}})
 	secret := devShownSecret(page)
 	if st != http.StatusOK || !strings.HasPrefix(secret, "whsec_") {
