@@ -8,7 +8,7 @@ TEST_DDB_PORT ?= 8569
 FUNCTIONS := $(notdir $(wildcard functions/*))
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: dev test lint build deps run-deps test-deps clean bench check-model fuzz-http
+.PHONY: dev test lint build deps run-deps test-deps clean bench check-model fuzz-http fuzz-dashboard
 
 CONFORMANCE_DIR := infra/conformance
 DDB_PACKAGE := $(DDB_DIR)/node_modules/.package-lock.json
@@ -69,6 +69,12 @@ fuzz-http: test-deps
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/api -run '^$$' -fuzz '^FuzzHTTP$$' -fuzztime $(FUZZTIME) -parallel 1
+
+## fuzz-dashboard: fuzz the dashboard's pages and forms, signed in, for FUZZTIME.
+fuzz-dashboard: test-deps
+	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
+	trap "kill $$pid 2>/dev/null" EXIT; \
+	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/dashboard -run '^$$' -fuzz '^FuzzDashboard$$' -fuzztime $(FUZZTIME) -parallel 1
 
 ## bench: performance figures against DynamoDB Local, written to docs/benchmarks.md.
 bench: run-deps build

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // DynamoDB Local table, as the devserver serves them.
 type board struct {
 	skew  atomic.Int64 // nanoseconds the clock runs ahead
-	t     *testing.T
+	t     testing.TB
 	st    *store.Store
 	srv   *httptest.Server
 	board *Server
@@ -35,7 +35,7 @@ type board struct {
 }
 
 // newBoard starts a dashboard (sign-up on, plain HTTP cookies) and the API.
-func newBoard(t *testing.T) *board {
+func newBoard(t testing.TB) *board {
 	t.Helper()
 	st, _ := testdb.NewStore(t)
 	log := testdb.Quiet()
@@ -124,7 +124,7 @@ func jsonField(t *testing.T, raw string, path ...string) string {
 // owner is one signed-in browser: an account, its owner and a cookie jar.
 type owner struct {
 	b        *board
-	t        *testing.T
+	t        testing.TB
 	client   *http.Client
 	email    string
 	password string

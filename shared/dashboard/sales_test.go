@@ -11,7 +11,7 @@ import (
 // salesFixture makes, through the API, customer 1 ("Ama Mensah"), a stocked
 // item RICE (10 in stock) and sale code: two RICE at 10.00 and one bag at
 // 5.00 (total 25.00), paid as given.
-func salesFixture(t *testing.T, o *owner, code, paid string) {
+func salesFixture(t testing.TB, o *owner, code, paid string) {
 	t.Helper()
 	for _, c := range []struct {
 		path string
@@ -29,7 +29,7 @@ func salesFixture(t *testing.T, o *owner, code, paid string) {
 }
 
 // salesAdd adds sale code for customer 1 through the API (total 25.00).
-func salesAdd(t *testing.T, o *owner, code, paid string) {
+func salesAdd(t testing.TB, o *owner, code, paid string) {
 	t.Helper()
 	body := map[string]any{
 		"invoice_code": code, "customer_id": 1, "sub_total_amount": "25.00", "total_amount": "25.00", "amount_paid": paid,
