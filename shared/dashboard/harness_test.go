@@ -19,6 +19,8 @@ import (
 	"bizdata/shared/business"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -35,9 +37,10 @@ type board struct {
 }
 
 // newBoard starts a dashboard (sign-up on, plain HTTP cookies) and the API.
-func newBoard(t testing.TB) *board {
+// optFns configure its DynamoDB client (store.CountCalls).
+func newBoard(t testing.TB, optFns ...func(*dynamodb.Options)) *board {
 	t.Helper()
-	st, _ := testdb.NewStore(t)
+	st, _ := testdb.NewStore(t, optFns...)
 	log := testdb.Quiet()
 	b := &board{t: t, st: st}
 	// The clock runs skew ahead of the real one (see later): set before
