@@ -195,7 +195,7 @@ func signUp(s *Server, w http.ResponseWriter, r *http.Request) {
 		s.renderAuth(w, r, "sign-up", "Create an account", statusOf(err), f, err, "")
 	}
 	fe := business.FieldErrors{}
-	a, err := business.NewAccount(form.Get("business_name"), form.Get("business_code"), form.Get("currency"), "")
+	a, err := business.NewAccount(form.Get("business_name"), form.Get("business_code"), form.Get("currency"), form.Get("invoice_prefix"))
 	if be, ok := err.(*business.Error); ok {
 		for k, m := range be.Fields {
 			if k == "name" {
@@ -222,15 +222,11 @@ func signUp(s *Server, w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	a.Timezone = tz
 	a, key, err := s.store.CreateAccountWithOwner(r.Context(), a, business.Owner{Email: email, PasswordHash: business.HashPassword(form.Get("password"))})
 	if err != nil {
 		fail(err)
 		return
-	}
-	if tz != business.DefaultTimezone {
-		if _, err := s.api.Call(r.Context(), a, "update-settings", nil, nil, map[string]any{"timezone": tz}, ""); err != nil {
-			s.log.WarnContext(r.Context(), "sign-up timezone not set", "error", err.Error())
-		}
 	}
 	s.endCookieSession(r)
 	id, ss, err := s.store.CreateSession(r.Context(), email)

@@ -70,8 +70,8 @@ func errCodeTaken(code string) error {
 	return business.Errorf(business.ECONFLICT, "business_code %s is already taken by another account", code)
 }
 
-// CreateAccount stores a new account a (its ID is assigned here) with a fresh
-// "*" live API key, and returns the account (Key describing that key) and
+// CreateAccount stores a new account a (its ID is assigned here; a.Timezone,
+// if set, is its timezone from the start) with a fresh "*" live API key, and returns the account (Key describing that key) and
 // the key. The key is not stored, only
 // its hash. Returns ECONFLICT naming business_code when another account has
 // that business code.
@@ -91,6 +91,9 @@ func (s *Store) createAccount(ctx context.Context, a business.Account, also func
 	accountFields(acct, a)
 	acct["type"] = str("account")
 	acct[keysAttr] = keysValue([]business.APIKey{k})
+	if a.Timezone != "" && a.Timezone != business.DefaultTimezone { // its zone since the start
+		acct[timezonesAttr] = timezonesValue(business.TimezoneHistory{{Name: a.Timezone}})
+	}
 	actions := []txItem{
 		{action: put(s.table, acct, "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "account id collision; retry")},
 		{action: put(s.table, keyItem(a, k), "attribute_not_exists(PK)"), onFail: business.Errorf(business.ECONFLICT, "api key collision; retry")},
