@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"time"
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
@@ -21,29 +20,7 @@ import (
 // init adds the Developers and Settings templates' helpers, prefixed
 // "dev" so no other page's helper clashes with them.
 func init() {
-	funcs["devWhen"] = developerWhen
-	funcs["devFormv"] = developerFormValue
 	funcs["devHas"] = developerFormHas
-}
-
-// developerWhen writes an API time ("2006-01-02 15:04:05", UTC) in the
-// business's timezone; any other text goes to formatWhen as it is.
-func developerWhen(ts, timezone string) string {
-	t, err := time.ParseInLocation(business.TimeFormat, ts, time.UTC)
-	if err != nil {
-		return formatWhen(ts, timezone)
-	}
-	return formatWhen(t.Format(time.RFC3339), timezone)
-}
-
-// developerFormValue is the refused form's value of name when that form
-// had the field, else def: a page with several forms keeps the other
-// forms' fields as they are when one of them is refused.
-func developerFormValue(form url.Values, name, def string) string {
-	if form != nil && form.Has(name) {
-		return form.Get(name)
-	}
-	return def
 }
 
 // developerFormHas reports whether the refused form ticked value for name,
@@ -340,7 +317,7 @@ func rotateEndpointSecret(s *Server, w http.ResponseWriter, r *http.Request, v *
 	}
 	label := "The endpoint's new signing secret. Copy it to your receiver now: it is not shown again."
 	if out.Endpoint.Expires != nil {
-		label += " The old secret keeps signing beside it until " + developerWhen(*out.Endpoint.Expires, v.acct.Timezone) + "."
+		label += " The old secret keeps signing beside it until " + formatWhen(*out.Endpoint.Expires, v.acct.Timezone) + "."
 	}
 	v.notice = "Signing secret rotated"
 	v.shown = &shownSecret{Label: label, Value: out.Endpoint.Secret}

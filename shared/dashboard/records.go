@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"bizdata/shared/business"
 )
@@ -14,23 +13,6 @@ import (
 // The expenses and customers pages, and what the list pages of this file and
 // inventory.go share: reading a list's filters, showing a refused filter
 // beside the filter form, and paging with the API's cursor.
-
-// init adds the records pages' template func: the API's list times are not
-// RFC 3339, so the layout's `when` cannot read them.
-func init() {
-	funcs["recordsWhen"] = recordsWhen
-}
-
-// recordsWhen writes a record's stored time (UTC "YYYY-MM-DD HH:MM:SS", as
-// the API answers created_at) in the business's timezone, as the `when`
-// func writes an RFC 3339 time; anything else as it is.
-func recordsWhen(stored, timezone string) string {
-	t, err := time.ParseInLocation(business.TimeFormat, stored, time.UTC)
-	if err != nil {
-		return stored
-	}
-	return formatWhen(t.Format(time.RFC3339), timezone)
-}
 
 // recordsPaging is what every list page shows around its rows: the filters it
 // was given (to fill the filter form and to keep in the pager's links), the

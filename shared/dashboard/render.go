@@ -178,16 +178,18 @@ var funcs = template.FuncMap{
 		return template.HTML(`<input type="hidden" name="csrf" value="` + template.HTMLEscapeString(csrf) + `">`)
 	},
 	"field": func(fields map[string]string, name string) string { return fields[name] },
-	// formv is what the refused form sent for name, or def when no form
-	// was refused or it had no such field (a page's other forms).
-	"formv": func(form url.Values, name, def string) string {
-		if !form.Has(name) {
-			return def
-		}
-		return form.Get(name)
-	},
+	"formv": formValue,
 	"query": withQuery,
 	"chart": dailyChart,
+}
+
+// formValue is what the refused form sent for name, or def when no form
+// was refused or it had no such field (a page's other forms keep theirs).
+func formValue(form url.Values, name, def string) string {
+	if !form.Has(name) {
+		return def
+	}
+	return form.Get(name)
 }
 
 // formatMoney writes an API amount ("1250.5" or "1250.50") with its

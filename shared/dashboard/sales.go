@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"bizdata/shared/business"
 	"bizdata/shared/money"
@@ -166,7 +165,6 @@ func (s *Server) salesCustomerNames(ctx context.Context, acct business.Account, 
 }
 
 func init() {
-	funcs["salesTime"] = salesTime
 	funcs["salesFormv"] = salesFormValue
 	funcs["salesField"] = salesFieldError
 	funcs["salesStatus"] = salesStatusText
@@ -185,19 +183,6 @@ func salesStatusText(status string) string {
 		return "Voided"
 	}
 	return status
-}
-
-// salesTime writes an API datetime ("2026-06-01 09:30:00", UTC) in the
-// business's timezone, as a person reads it; anything else as it is.
-func salesTime(ts, timezone string) string {
-	t, err := time.ParseInLocation(business.TimeFormat, ts, time.UTC)
-	if err != nil {
-		return ts
-	}
-	if loc, err := business.LoadTimezone(timezone); err == nil {
-		t = t.In(loc)
-	}
-	return t.Format("2 Jan 2006 15:04")
 }
 
 // salesFormValue is the value the refused form had for name when that form

@@ -46,8 +46,8 @@ func settingsPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) e
 		return err
 	}
 	d := settingsData{Settings: got.Settings, Editable: v.acct.Livemode(), Timezones: commonTimezones,
-		BusinessName: developerFormValue(v.form, "business_name", got.Settings.BusinessName),
-		Timezone:     developerFormValue(v.form, "timezone", got.Settings.Timezone)}
+		BusinessName: formValue(v.form, "business_name", got.Settings.BusinessName),
+		Timezone:     formValue(v.form, "timezone", got.Settings.Timezone)}
 	return s.render(w, r, v, "settings", "Settings", "settings", d)
 }
 
