@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -40,5 +41,18 @@ func TestRacingPaymentsRecordOnce(t *testing.T) {
 	sale := salesGet(t, o, "330001")
 	if ok != 1 || sale.Sales.AmountPaid != "5.00" {
 		t.Fatalf("%d of 4 racing payments succeeded (%v); the sale shows %s paid", ok, statuses, sale.Sales.AmountPaid)
+	}
+}
+
+// TestPaidSaleOffersNoPayment: a sale with nothing left to pay shows no
+// payment form, only that nothing is owed.
+func TestPaidSaleOffersNoPayment(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("PAYDONE1")
+	salesFixture(t, o, "330002", "25.00")
+	_, page, _ := o.get("/dashboard/sales/330002")
+	mustContain(t, page, "Nothing is left to pay on this sale.", `action="/dashboard/sales/330002/refunds"`)
+	if strings.Contains(page, `action="/dashboard/sales/330002/payments"`) {
+		t.Fatal("a paid sale offers a payment form")
 	}
 }
