@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -102,23 +103,50 @@ func (s *Store) addMissingIndexes(ctx context.Context, t *types.TableDescription
 		if err != nil {
 			return fmt.Errorf("add index %s to %s: %w", aws.ToString(g.IndexName), s.table, err)
 		}
-		for active := false; !active; {
-			out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
-			if err != nil {
-				return fmt.Errorf("describe table %s: %w", s.table, err)
-			}
-			active = true
-			for _, x := range out.Table.GlobalSecondaryIndexes {
-				if x.IndexStatus != types.IndexStatusActive {
-					active = false
-				}
-			}
-			if !active {
-				time.Sleep(100 * time.Millisecond)
-			}
+		if err := s.waitForIndexes(ctx, IndexWait); err != nil {
+			return fmt.Errorf("add index %s to %s: %w", aws.ToString(g.IndexName), s.table, err)
 		}
 	}
 	return nil
+}
+
+// IndexWait bounds how long EnsureTable waits for an index it added to
+// become active (a shorter ctx deadline ends it sooner): a backfill that
+// never ends is an error naming the index, not a devserver that hangs at
+// start.
+const IndexWait = 5 * time.Minute
+
+// ErrIndexNotActive says an index was still not active when the wait for
+// it ended.
+var ErrIndexNotActive = errors.New("index not active")
+
+// waitForIndexes polls the table until every index is active, for at most
+// limit (or until ctx ends).
+func (s *Store) waitForIndexes(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+		if err != nil {
+			return fmt.Errorf("describe table %s: %w", s.table, err)
+		}
+		var waiting []string
+		for _, x := range out.Table.GlobalSecondaryIndexes {
+			if x.IndexStatus != types.IndexStatusActive {
+				waiting = append(waiting, aws.ToString(x.IndexName)+" "+string(x.IndexStatus))
+			}
+		}
+		if len(waiting) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w after %s: %s", ErrIndexNotActive, limit, strings.Join(waiting, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // attrs is one DynamoDB item: its attributes by name.

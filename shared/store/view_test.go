@@ -2,9 +2,11 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"bizdata/shared/app"
 	"bizdata/shared/business"
@@ -237,6 +239,27 @@ func TestStockMoveAfterTheItemGotItsView(t *testing.T) {
 // in .data/ across upgrades) gets it from EnsureTable, filled from the items
 // it holds, and lists read it.
 func TestEnsureTableAddsTheIndexesATableLacks(t *testing.T) {
+	// DynamoDB Local has, once in many runs under a loaded machine, left an
+	// added index CREATING for good (EnsureTable then waited 8 minutes, and
+	// the package's time ran out). The wait is bounded here; a table whose
+	// index never becomes active is given up, and the test runs once more
+	// on a fresh one. A second stall fails it.
+	for try := 1; ; try++ {
+		err := ensureTableAddsIndex(t)
+		if err == nil {
+			return
+		}
+		if try == 2 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("EnsureTable on a table without %s (try %d): %v", store.IndexCreated.Name, try, err)
+		}
+		t.Logf("DynamoDB Local left the added index creating (%v); once more on a fresh table", err)
+	}
+}
+
+// ensureTableAddsIndex makes a table without IndexCreated holding a
+// customer, runs EnsureTable within 90 s, and checks the list then reads
+// the index. It returns EnsureTable's error; other failures fail t.
+func ensureTableAddsIndex(t *testing.T) error {
 	cfg := testdb.Config(t)
 	ctx := context.Background()
 	st, err := app.NewStore(ctx, cfg)
@@ -265,8 +288,10 @@ func TestEnsureTableAddsTheIndexesATableLacks(t *testing.T) {
 	if _, err := st.ListCustomers(ctx, a.ID, store.CustomerFilter{}, 10, ""); err == nil {
 		t.Fatal("a list read an index the table does not have")
 	}
-	if err := st.EnsureTable(ctx); err != nil {
-		t.Fatal(err)
+	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := st.EnsureTable(wait); err != nil {
+		return err
 	}
 	out, err := st.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(st.Table())})
 	if err != nil || len(out.Table.GlobalSecondaryIndexes) != len(store.Indexes) {
@@ -276,4 +301,5 @@ func TestEnsureTableAddsTheIndexesATableLacks(t *testing.T) {
 	if err != nil || len(page.Items) != 1 || page.Items[0].Name != "Ama" {
 		t.Fatalf("customers %+v %v", page.Items, err)
 	}
+	return nil
 }
