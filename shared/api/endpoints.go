@@ -13,6 +13,7 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/store"
+	"bizdata/shared/webhook"
 	"bizdata/shared/wire"
 )
 
@@ -335,4 +336,82 @@ func listEndpointDeliveries(s *Server, w http.ResponseWriter, r *http.Request, a
 		return err
 	}
 	return writePage(w, "Deliveries", "deliveries", page, NewEndpointDeliveryJSON)
+}
+
+// endpointTestMargin is the time an endpoint's test send leaves, after its
+// receiver's TestTimeout, to record the delivery and answer before the
+// function's deadline.
+const endpointTestMargin = 1500 * time.Millisecond
+
+// testEndpoint posts a webhook_endpoint.test event, whose data is the
+// endpoint, to that endpoint alone, now, signed with its secrets as every
+// delivery is, whatever events it subscribes to and even while it is
+// disabled (so a receiver can be checked before the endpoint is enabled
+// again). The send is recorded among the endpoint's deliveries with its one
+// attempt: delivered, or failed without retries (redeliver sends it
+// again). It counts against the account's TestSendsPerMinute.
+func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	dbCtx, cancel := testSendContext(r.Context(), endpointTestMargin)
+	defer cancel()
+	now := time.Now().UTC()
+	e, err := s.store.FindEndpoint(dbCtx, acct.ID, id)
+	if err != nil {
+		return err
+	}
+	secrets, err := s.store.EndpointSecrets(dbCtx, acct.ID, id, now)
+	if err != nil {
+		return err
+	}
+	if err := s.takeTestSend(dbCtx, acct.ID, now); err != nil {
+		return err
+	}
+	evID := business.NewEventIDs(now).Next()
+	payload, err := json.Marshal(business.Event{
+		ID: evID, Type: business.EventEndpointTest, CreatedAt: now.Format(business.TimeFormat), Livemode: acct.Livemode(),
+		Resource: business.EventResource{Type: business.ResourceEndpoint, ID: e.ID, Version: e.Version}, Data: wire.EndpointData(e),
+	})
+	if err != nil {
+		return business.Errorf(business.EINTERNAL, "encode a test event: %v", err)
+	}
+	d := business.Delivery{AccountID: store.EndpointQueue(acct.ID, id), TransactionID: evID, WebhookID: evID,
+		Payload: payload, State: business.DeliveryPending, NextAt: now, CreatedAt: now}
+	attempt, ok := s.sender.SendSignedWithin(r.Context(), d, e.URL, secrets, now, webhook.TestTimeout)
+	d.Next(attempt, ok, nil)
+	if _, err := s.store.CreateDelivery(r.Context(), d); err != nil {
+		return err
+	}
+	return writeOK(w, "Test event sent", map[string]any{"delivery": NewEndpointDeliveryJSON(d)})
+}
+
+// redeliverEndpointDelivery queues one of an endpoint's deliveries that is
+// not waiting for a new round of attempts, with the same event id (so
+// receivers that already have it can drop it). A disabled endpoint's
+// deliveries wait until it is enabled again.
+func redeliverEndpointDelivery(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return err
+	}
+	if err := readNoFields(r); err != nil {
+		return err
+	}
+	eventID, err := pathCode(r, "event_id", business.ValidEventID, "Delivery not found")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.FindEndpoint(r.Context(), acct.ID, id); err != nil {
+		return err
+	}
+	d, err := s.store.Redeliver(r.Context(), store.EndpointQueue(acct.ID, id), eventID, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	return writeOK(w, "Delivery queued", map[string]any{"delivery": NewEndpointDeliveryJSON(d)})
 }

@@ -96,6 +96,8 @@ var Routes = []Route{
 	{"rotate-endpoint-secret", http.MethodPost, "/api/v1/webhook-endpoints/{id}/rotate-secret", "webhooks:write", anyMode, authOther, rotateEndpointSecret},
 	{"replay-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints/{id}/replay", "webhooks:write", anyMode, authOther, replayEndpoint},
 	{"list-endpoint-deliveries", http.MethodGet, "/api/v1/webhook-endpoints/{id}/deliveries", "webhooks:write", anyMode, authOther, listEndpointDeliveries},
+	{"redeliver-endpoint-delivery", http.MethodPost, "/api/v1/webhook-endpoints/{id}/deliveries/{event_id}/redeliver", "webhooks:write", anyMode, authOther, redeliverEndpointDelivery},
+	{"test-webhook-endpoint", http.MethodPost, "/api/v1/webhook-endpoints/{id}/test", "webhooks:write", anyMode, authOther, testEndpoint},
 
 	{"get-webhook-settings", http.MethodGet, "/api/v1/user/webhook", "webhooks:write", anyMode, authSales, getWebhook},
 	{"update-webhook-settings", http.MethodPut, "/api/v1/user/webhook", "webhooks:write", anyMode, authSales, updateWebhook},

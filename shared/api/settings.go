@@ -200,6 +200,35 @@ func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct bu
 	return writeOK(w, "Delivery queued", map[string]any{"delivery": NewDeliveryJSON(d)})
 }
 
+// testSendContext bounds the DynamoDB calls a test send makes before it
+// posts: they must leave the post its TestTimeout, and the answer margin,
+// before the function's deadline (a Lambda's context has one; the
+// devserver's has none). Past that point they fail as 503, so a slow
+// database never turns into API Gateway's own answer.
+func testSendContext(ctx context.Context, margin time.Duration) (context.Context, context.CancelFunc) {
+	if deadline, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, deadline.Add(-webhook.TestTimeout-margin))
+	}
+	return ctx, func() {}
+}
+
+// takeTestSend counts one test send of the account at now, or returns 429
+// with Retry-After when it has sent TestSendsPerMinute this minute. The
+// payment webhook's tests and every endpoint's share the count.
+func (s *Server) takeTestSend(ctx context.Context, account string, now time.Time) error {
+	allowed, wait, err := s.store.TakeTestSend(ctx, account, TestSendsPerMinute, now)
+	if err != nil || allowed {
+		return err
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	unit := "seconds"
+	if secs == 1 {
+		unit = "second"
+	}
+	return &business.Error{Code: business.ELIMIT, RetryAfter: time.Duration(secs) * time.Second,
+		Message: fmt.Sprintf("Too many test notifications: at most %d per minute; try again in %d %s", TestSendsPerMinute, secs, unit)}
+}
+
 // TestSendsPerMinute is how many test notifications an account may send in
 // one minute (a fixed window, counted in the table, so across processes).
 const TestSendsPerMinute = 5
@@ -212,16 +241,8 @@ func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	if err := readNoFields(r); err != nil {
 		return err
 	}
-	// The DynamoDB calls must leave the send its TestTimeout before the
-	// function's deadline (a Lambda's context has one; the devserver's has
-	// none): past that point they fail as 503, so a slow database never
-	// turns into API Gateway's own answer.
-	dbCtx := r.Context()
-	if deadline, ok := dbCtx.Deadline(); ok {
-		var cancel context.CancelFunc
-		dbCtx, cancel = context.WithDeadline(dbCtx, deadline.Add(-webhook.TestTimeout-testAnswerMargin))
-		defer cancel()
-	}
+	dbCtx, cancel := testSendContext(r.Context(), testAnswerMargin)
+	defer cancel()
 	a, wh, err := s.store.FindAccount(dbCtx, acct.ID)
 	if err != nil {
 		return err
@@ -230,18 +251,8 @@ func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 		return business.Errorf(business.EINVALID, "no callback URL is set: set one with PUT /api/v1/user/webhook first")
 	}
 	now := time.Now().UTC()
-	allowed, wait, err := s.store.TakeTestSend(dbCtx, a.ID, TestSendsPerMinute, now)
-	if err != nil {
+	if err := s.takeTestSend(dbCtx, a.ID, now); err != nil {
 		return err
-	}
-	if !allowed {
-		secs := int((wait + time.Second - 1) / time.Second)
-		unit := "seconds"
-		if secs == 1 {
-			unit = "second"
-		}
-		return &business.Error{Code: business.ELIMIT, RetryAfter: time.Duration(secs) * time.Second,
-			Message: fmt.Sprintf("Too many test notifications: at most %d per minute; try again in %d %s", TestSendsPerMinute, secs, unit)}
 	}
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)

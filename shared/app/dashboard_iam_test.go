@@ -316,6 +316,16 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 	if err := json.Unmarshal(data, &spare); err != nil || spare.APIKey.ID == "" {
 		t.Fatalf("no key in %s", data)
 	}
+	// A delivery of the endpoint, for the redeliver form: a test event's.
+	_, data = f.api(key, "POST", "/api/v1/webhook-endpoints/"+ep.WebhookEndpoint.ID+"/test", nil)
+	var endpointTest struct {
+		Delivery struct {
+			EventID string `json:"event_id"`
+		} `json:"delivery"`
+	}
+	if err := json.Unmarshal(data, &endpointTest); err != nil || endpointTest.Delivery.EventID == "" {
+		t.Fatalf("no test delivery in %s", data)
+	}
 	unpaid := sale("333333")
 	unpaid["amount_paid"] = "0"
 	f.api(key, "POST", "/api/v1/sales/add", unpaid)
@@ -337,6 +347,9 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 		{"/dashboard/developers/webhook/test", url.Values{}},
 		{"/dashboard/developers/deliveries/tx_unknown/redeliver", url.Values{}},
 		{"/dashboard/developers/endpoints", idem(url.Values{"url": {receiver.URL + "/e2"}, "enabled_events": {"*"}, "events": {"*"}})},
+		{"/dashboard/developers/endpoints/" + ep.WebhookEndpoint.ID, url.Values{"url": {receiver.URL + "/e3"}, "events": {"sale.*"}, "status": {"enabled"}}},
+		{"/dashboard/developers/endpoints/" + ep.WebhookEndpoint.ID + "/test", url.Values{}},
+		{"/dashboard/developers/endpoints/" + ep.WebhookEndpoint.ID + "/deliveries/" + endpointTest.Delivery.EventID + "/redeliver", url.Values{}},
 		{"/dashboard/developers/endpoints/" + ep.WebhookEndpoint.ID + "/rotate", url.Values{}},
 		{"/dashboard/developers/endpoints/" + ep.WebhookEndpoint.ID + "/delete", url.Values{"confirm": {"yes"}}},
 		{"/dashboard/settings", url.Values{"business_name": {"IAM Dash Shop Ltd"}, "timezone": {"Africa/Accra"}}},

@@ -265,6 +265,19 @@ func TestIAMMatchesCode(t *testing.T) {
 	if _, err := st.DisableEndpoint(ctx, a.ID, endpoint(body), "failing", time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
+	// A test send (its delivery recorded, the receiver unreachable here),
+	// redelivered below.
+	code, body = call("test-webhook-endpoint", "POST", ep+"/test", "")
+	var tested struct {
+		Data struct {
+			Delivery struct {
+				EventID string `json:"event_id"`
+			} `json:"delivery"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &tested); code != 200 || err != nil || tested.Data.Delivery.EventID == "" {
+		t.Fatalf("test-webhook-endpoint: %d %s", code, body)
+	}
 	for _, s := range []struct {
 		function, method, path, body string
 		want                         int
@@ -276,6 +289,7 @@ func TestIAMMatchesCode(t *testing.T) {
 		{"rotate-endpoint-secret", "POST", ep + "/rotate-secret", "", 200},
 		{"replay-webhook-endpoint", "POST", ep + "/replay", `{"since":"` + time.Now().UTC().Add(-time.Minute).Format(business.TimeFormat) + `"}`, 200},
 		{"list-endpoint-deliveries", "GET", ep + "/deliveries", "", 200},
+		{"redeliver-endpoint-delivery", "POST", ep + "/deliveries/" + tested.Data.Delivery.EventID + "/redeliver", "", 200},
 		{"delete-webhook-endpoint", "DELETE", ep, "", 200},
 	} {
 		got, body := call(s.function, s.method, s.path, s.body)

@@ -1,13 +1,17 @@
 package dashboard
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"bizdata/shared/webhook"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -181,6 +185,7 @@ func TestBrowserPages(t *testing.T) {
 	}
 	t.Run("create an API key", func(t *testing.T) { browseCreateKey(t, b, br) })
 	t.Run("payment webhook test send", func(t *testing.T) { browseWebhookTest(t, br) })
+	t.Run("webhook endpoint test delivery", func(t *testing.T) { browseEndpointTest(t, br) })
 	t.Run("sales on the overview and the list", func(t *testing.T) { browseSales(t, o, br) })
 	t.Run("refund a sale", func(t *testing.T) { browseRefund(t, o, br) })
 	t.Run("adjust stock", func(t *testing.T) { browseAdjustStock(t, o, br) })
@@ -241,6 +246,51 @@ func browseWebhookTest(t *testing.T, br *browserTab) {
 		t.Error("the receiver got no test notification")
 	}
 	br.mustSee(t, "delivered", "status code 202")
+}
+
+// browseEndpointTest adds a webhook endpoint on the Developers page (its
+// signing secret shown once), opens its page, sends a test event and sees
+// the delivery listed with its attempt, signed with that secret.
+func browseEndpointTest(t *testing.T, br *browserTab) {
+	got := make(chan error, 4)
+	var secret atomic.Value
+	secret.Store("")
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- webhook.Verifier{Secret: secret.Load().(string)}.Verify(r.Header, body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer recv.Close()
+	const add = "/dashboard/developers/endpoints"
+	br.open(t, "/dashboard/developers")
+	br.fill(t, add, "url", recv.URL+"/events")
+	br.run(t, "tick sale.created", chromedp.Click(chromedp.CSS(`#event-sale\.created`)))
+	if st, _ := br.submit(t, add); st != http.StatusOK {
+		t.Fatalf("add endpoint answered %d: %s", st, browserClip(br.text(t, "main"), 400))
+	}
+	br.check(t, "developers-endpoint-added")
+	secret.Store(strings.TrimSpace(br.text(t, "#shown-secret")))
+	link := browserGet(t, br, "find the endpoint's link", chromedp.Evaluate[string](
+		`[...document.querySelectorAll('a[href^="/dashboard/developers/endpoints/"]')].map(a => a.getAttribute('href')).pop() || ""`))
+	if link == "" {
+		t.Fatal("the Developers page links no endpoint")
+	}
+	if st, p := br.open(t, link); st != http.StatusOK || p != link {
+		t.Fatalf("the endpoint's page: %d at %s", st, p)
+	}
+	if st, p := br.submit(t, link+"/test"); st != http.StatusOK || p != link {
+		t.Fatalf("send a test event: %d at %s: %s", st, p, browserClip(br.text(t, "main"), 400))
+	}
+	br.check(t, "endpoint-test-delivered")
+	br.mustSee(t, "delivered: status code 204", "webhook_endpoint.test", "status 204")
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Errorf("the test event does not verify with the secret shown: %v", err)
+		}
+	default:
+		t.Error("the receiver got no test event")
+	}
 }
 
 // browserAddSale makes a sale through the API with key (the live key when "")

@@ -118,4 +118,44 @@ func TestDeliveriesShowEveryAttempt(t *testing.T) {
 	if strings.Contains(page, "Internal") {
 		t.Fatal("a page answered an internal error")
 	}
+
+	// The endpoint's own forms: a test event, listed with its attempt; the
+	// sale's delivery redelivered by the dispatcher; the settings saved.
+	epPage := "/dashboard/developers/endpoints/" + endpointID[1]
+	before = hooks.got.Load()
+	st, page, at := o.post(epPage+"/test", nil)
+	if st != http.StatusOK || at != epPage {
+		t.Fatalf("send a test event: %d at %s", st, at)
+	}
+	mustContain(t, page, "delivered: status code 200", "webhook_endpoint.test")
+	if hooks.got.Load() != before+1 {
+		t.Errorf("the test event reached the receiver %d times, want once", hooks.got.Load()-before)
+	}
+	sale := regexp.MustCompile(`<code>(evt_[0-9a-f]+)</code><span class="hint">[^<]*</span></td>\s*<td>sale\.created</td>`).FindStringSubmatch(page)
+	if sale == nil {
+		t.Fatalf("the endpoint's page lists no sale.created delivery:\n%s", page)
+	}
+	before = hooks.got.Load()
+	if st, page, _ := o.post(epPage+"/deliveries/"+sale[1]+"/redeliver", nil); st != http.StatusOK || !strings.Contains(page, "Delivery queued for another attempt") {
+		t.Fatalf("redeliver the sale's event: %d", st)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for hooks.got.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if hooks.got.Load() == before {
+		t.Fatal("the redelivered event never reached the receiver")
+	}
+	o.waitForPage(epPage, regexp.MustCompile(sale[1]+`</code>[^<]*<span[^>]*>[^<]*</span></td>\s*<td>sale\.created</td>[\s\S]*?<ol><li>[^<]*status 200[^<]*</li><li>[^<]*status 200`))
+
+	st, page, _ = o.post(epPage, url.Values{"url": {"not a url"}, "events": {"sale.*"}, "status": {"enabled"}})
+	if st != http.StatusBadRequest {
+		t.Errorf("a bad URL answered %d, want 400", st)
+	}
+	mustContain(t, page, `value="not a url"`, `aria-invalid="true" aria-describedby="endpoint-url-err"`)
+	st, page, at = o.post(epPage, url.Values{"url": {hooks.URL + "/v2"}, "events": {"sale.*", "payment.received"}, "status": {"disabled"}})
+	if st != http.StatusOK || at != epPage {
+		t.Fatalf("save the endpoint: %d at %s", st, at)
+	}
+	mustContain(t, page, "Webhook endpoint saved", hooks.URL+"/v2", "sale.*, payment.received", `<span class="status disabled">disabled</span>`)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
@@ -21,6 +22,26 @@ import (
 // "dev" so no other page's helper clashes with them.
 func init() {
 	funcs["devHas"] = developerFormHas
+	funcs["devTicked"] = developerTicked
+	funcs["devText"] = developerText
+}
+
+// developerText is *p, or "" for a null field (an endpoint's description).
+func developerText(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// developerTicked reports whether an endpoint's edit form ticks value for
+// name: as the refused form sent it (the edit form always sends its url),
+// else as the endpoint has it now.
+func developerTicked(form url.Values, name, value string, current []string) bool {
+	if form.Has("url") {
+		return slices.Contains(form[name], value)
+	}
+	return slices.Contains(current, value)
 }
 
 // developerFormHas reports whether the refused form ticked value for name,
@@ -265,6 +286,7 @@ func addEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) er
 // endpointData is what an endpoint's page shows.
 type endpointData struct {
 	Endpoint   wire.Endpoint
+	EventTypes []string // the edit form's choices
 	Deliveries []api.EndpointDeliveryJSON
 	Query      url.Values
 	Next       string
@@ -274,7 +296,7 @@ type endpointData struct {
 // its attempts, paged with the API's cursor.
 func endpointPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	params := map[string]string{"id": r.PathValue("id")}
-	d := endpointData{Query: url.Values{}}
+	d := endpointData{Query: url.Values{}, EventTypes: business.EventTypes}
 	var got struct {
 		Endpoint wire.Endpoint `json:"webhook_endpoint"`
 	}
@@ -297,6 +319,73 @@ func endpointPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) e
 		d.Next = *deliveries.Next
 	}
 	return s.render(w, r, v, "endpoint", "Webhook endpoint", "developers", d)
+}
+
+// endpointPath is the dashboard page of endpoint id.
+func endpointPath(id string) string { return "/dashboard/developers/endpoints/" + url.PathEscape(id) }
+
+// editEndpoint changes an endpoint's URL, description, events and status
+// (enabled or disabled) as its page's form sends them.
+func editEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
+	id := r.PathValue("id")
+	body := map[string]any{"url": r.PostForm.Get("url"), "enabled_events": nonNil(r.PostForm["events"]),
+		"description": r.PostForm.Get("description")}
+	if st := r.PostForm.Get("status"); st != "" {
+		body["status"] = st
+	}
+	if _, err := s.api.Call(r.Context(), v.acct, "edit-webhook-endpoint", map[string]string{"id": id}, nil, body, ""); err != nil {
+		return err
+	}
+	return s.done(w, r, endpointPath(id), "Webhook endpoint saved")
+}
+
+// testEndpoint sends the endpoint a test event; the API records it among
+// the endpoint's deliveries with its attempt, which the page then lists.
+func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
+	id := r.PathValue("id")
+	data, err := s.api.Call(r.Context(), v.acct, "test-webhook-endpoint", map[string]string{"id": id}, nil, nil, "")
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Delivery api.EndpointDeliveryJSON `json:"delivery"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil || len(out.Delivery.Attempts) == 0 {
+		return business.Errorf(business.EINTERNAL, "decode test-webhook-endpoint: %v", err)
+	}
+	a := out.Delivery.Attempts[len(out.Delivery.Attempts)-1]
+	notice := "Test event " + out.Delivery.EventID + " delivered: status code " + strconv.Itoa(derefInt(a.StatusCode))
+	if out.Delivery.State != business.DeliveryDelivered {
+		notice = "Test event " + out.Delivery.EventID + " not delivered: "
+		if a.StatusCode != nil {
+			notice += "status code " + strconv.Itoa(*a.StatusCode)
+		} else {
+			notice += "no answer"
+		}
+		if a.Error != nil {
+			notice += " (" + *a.Error + ")"
+		}
+	}
+	return s.done(w, r, endpointPath(id), notice)
+}
+
+// derefInt is *p, or 0 when p is nil.
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// redeliverEndpointDelivery queues one of the endpoint's deliveries for
+// another round of attempts.
+func redeliverEndpointDelivery(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
+	id := r.PathValue("id")
+	params := map[string]string{"id": id, "event_id": r.PathValue("event_id")}
+	if _, err := s.api.Call(r.Context(), v.acct, "redeliver-endpoint-delivery", params, nil, nil, ""); err != nil {
+		return err
+	}
+	return s.done(w, r, endpointPath(id), "Delivery queued for another attempt")
 }
 
 // rotateEndpointSecret gives an endpoint a new signing secret and shows it,

@@ -156,7 +156,13 @@ func (s *Sender) SendWithin(ctx context.Context, d business.Delivery, callbackUR
 // secret's rotation a receiver that knows either secret verifies it (the
 // spec's libraries accept a delivery when any signature matches).
 func (s *Sender) SendSigned(ctx context.Context, d business.Delivery, endpointURL string, secrets []string, now time.Time) (business.DeliveryAttempt, bool) {
-	return s.post(ctx, d, endpointURL, now, Timeout, func(h http.Header, ts int64) {
+	return s.SendSignedWithin(ctx, d, endpointURL, secrets, now, Timeout)
+}
+
+// SendSignedWithin is SendSigned with the attempt bounded by limit, as
+// SendWithin bounds Send (an endpoint's test send waits TestTimeout).
+func (s *Sender) SendSignedWithin(ctx context.Context, d business.Delivery, endpointURL string, secrets []string, now time.Time, limit time.Duration) (business.DeliveryAttempt, bool) {
+	return s.post(ctx, d, endpointURL, now, limit, func(h http.Header, ts int64) {
 		sigs := make([]string, 0, len(secrets))
 		for _, secret := range secrets {
 			if secret != "" {

@@ -1,0 +1,16 @@
+// Command redeliver-endpoint-delivery is the Lambda function serving the route of that name in
+// shared/api's route table.
+package main
+
+import (
+	"os"
+
+	"bizdata/shared/app"
+)
+
+func main() {
+	if err := app.RunFunction("redeliver-endpoint-delivery"); err != nil {
+		app.Logger().Error("startup failed", "error", err.Error())
+		os.Exit(1)
+	}
+}
