@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"bizdata/shared/api"
 	"bizdata/shared/business"
 	"bizdata/shared/store"
 
@@ -27,6 +28,8 @@ type eventCase struct {
 	body                   func(i int) any
 	after                  func(i int, body string) error // reads the answer
 	target                 int                            // sequential round trips at most
+	runs                   int                            // corrRuns when 0
+	before                 func() error                   // made once before the runs, uncounted
 }
 
 // eventTrips reports the round trips of the events feed's and the webhook
@@ -45,6 +48,7 @@ func (b *bench) eventTrips(covered map[string]bool) error {
 	}
 	newest, replayFrom := eventID(feed.Items[0]), eventID(feed.Items[10])
 	ids := make([]string, corrRuns)
+	tested := make([]string, corrRuns) // the event id of each endpoint's test send
 	ep := func(suffix string) func(i int) string {
 		return func(i int) string { return "/api/v1/webhook-endpoints/" + ids[i] + suffix }
 	}
@@ -81,14 +85,41 @@ func (b *bench) eventTrips(covered map[string]bool) error {
 			body: func(int) any { return map[string]any{"overlap_hours": 24} }, target: 2},
 		{function: "replay-webhook-endpoint", what: "replay of the account's 10 newest events (10 deliveries queued)", method: "POST", path: ep("/replay"),
 			body: func(int) any { return map[string]any{"since": replayFrom} }, target: 2},
+		{function: "test-webhook-endpoint", what: "a test event, its delivery recorded (the receiver unreachable)", method: "POST", path: ep("/test"),
+			runs: testSends, before: freshTestMinute,
+			after: func(i int, body string) error {
+				var out struct {
+					Data struct {
+						Delivery struct {
+							EventID string `json:"event_id"`
+						} `json:"delivery"`
+					} `json:"data"`
+				}
+				if json.Unmarshal([]byte(body), &out) != nil || out.Data.Delivery.EventID == "" {
+					return fmt.Errorf("test-webhook-endpoint answered no delivery: %.300s", body)
+				}
+				tested[i] = out.Data.Delivery.EventID
+				return nil
+			}, target: 3},
+		{function: "redeliver-endpoint-delivery", what: "the test event's delivery queued again", method: "POST", runs: testSends,
+			path: func(i int) string { return "/api/v1/webhook-endpoints/" + ids[i] + "/deliveries/" + tested[i] + "/redeliver" }, target: 3},
 		{function: "list-endpoint-deliveries", what: "the endpoint's 10 deliveries (the endpoint read beside them)", method: "GET", path: ep("/deliveries"), target: 1},
 		{function: "delete-webhook-endpoint", what: "delete", method: "DELETE", path: ep(""), target: 2},
 	}
-	b.printf("### Events and webhook endpoints\n\nThe events feed and the webhook endpoints (issue 22), through the Lambda function with the API key cache warm, over the loaded account; each case made %d times, the typical run reported. The endpoints are the create runs' own: run i of every later case uses the endpoint run i created, and the delete runs remove them. Target: 1 sequential for reads (list-endpoint-deliveries reads the endpoint beside its deliveries, as list-webhook-deliveries reads the settings), at most 2 sequential for writes. Every write of a record above (sales, customers, expenses, categories, items, refunds, voids, adjustments) writes its events in its own transaction: they add no call.\n\n| function | case | method | calls | sequential round trips | runs that differed | target | met |\n|---|---|---|---|---|---|---|---|\n",
+	b.printf("### Events and webhook endpoints\n\nThe events feed and the webhook endpoints (issue 22), through the Lambda function with the API key cache warm, over the loaded account; each case made %d times, the typical run reported. The endpoints are the create runs' own: run i of every later case uses the endpoint run i created, and the delete runs remove them. Target: 1 sequential for reads (list-endpoint-deliveries reads the endpoint beside its deliveries, as list-webhook-deliveries reads the settings), at most 2 sequential for writes, but 3 for a test send (the endpoint and its secrets read at once, the minute's test-send count, the delivery recorded after the post; the receiver is unreachable here) and for redelivering one delivery (the endpoint read consistently, the delivery, the transaction). Every write of a record above (sales, customers, expenses, categories, items, refunds, voids, adjustments) writes its events in its own transaction: they add no call.\n\n| function | case | method | calls | sequential round trips | runs that differed | target | met |\n|---|---|---|---|---|---|---|---|\n",
 		corrRuns)
 	for _, c := range cases {
 		covered[c.function] = true
-		typical, differed, err := b.typicalRun(corrRuns, func(i int) error {
+		runs := corrRuns
+		if c.runs > 0 {
+			runs = c.runs
+		}
+		if c.before != nil {
+			if err := c.before(); err != nil {
+				return fmt.Errorf("%s: %w", c.function, err)
+			}
+		}
+		typical, differed, err := b.typicalRun(runs, func(i int) error {
 			var body any
 			if c.body != nil {
 				body = c.body(i)
@@ -113,6 +144,19 @@ func (b *bench) eventTrips(covered map[string]bool) error {
 		b.printf("| %s | %s | %s | %d | %d | %s | %s | %s |\n", c.function, c.what, c.method, typical.calls, typical.depth, differed, target, verdict)
 	}
 	b.printf("\n")
+	return nil
+}
+
+// testSends is how many test sends a case makes: under the account's
+// api.TestSendsPerMinute, in a minute of their own (freshTestMinute).
+const testSends = api.TestSendsPerMinute - 1
+
+// freshTestMinute waits for the next minute, so a case's test sends fall in
+// one window of the account's limit that no earlier request (test-webhook's
+// runs) has used.
+func freshTestMinute() error {
+	next := time.Now().Truncate(time.Minute).Add(time.Minute)
+	time.Sleep(time.Until(next) + 100*time.Millisecond)
 	return nil
 }
 

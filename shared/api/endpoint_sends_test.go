@@ -139,7 +139,8 @@ func TestEndpointTestSendFails(t *testing.T) {
 }
 
 // TestEndpointSendsRefused: what cannot be sent is refused with a message,
-// records nothing, and reaches no receiver.
+// records nothing, reaches no receiver, and uses none of the minute's test
+// sends.
 func TestEndpointSendsRefused(t *testing.T) {
 	t.Parallel()
 	e := privateWebhooks(t, newEnv(t))
@@ -148,6 +149,10 @@ func TestEndpointSendsRefused(t *testing.T) {
 	ep := addEndpoint(t, c, hooks.URL, "*")
 	base := endpointsPath + "/" + ep.ID
 	_, otherKey := e.newAccount("Other Shop", "OTHER8")
+	// The limit counts in fixed one-minute windows: refuse, then send, in one.
+	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 8*time.Second {
+		time.Sleep(left + 100*time.Millisecond)
+	}
 	before := tableCount(t, e)
 	for _, tc := range []struct {
 		name, key, path string
@@ -172,6 +177,11 @@ func TestEndpointSendsRefused(t *testing.T) {
 	}
 	if n := hooks.count(); n != 0 {
 		t.Fatalf("refused sends reached the receiver %d times", n)
+	}
+	for i := range api.TestSendsPerMinute {
+		if r := e.post(base+"/test", nil); r.code != 200 {
+			t.Fatalf("test send %d after the refusals: %d %s", i+1, r.code, r.raw)
+		}
 	}
 }
 

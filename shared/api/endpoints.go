@@ -338,10 +338,10 @@ func listEndpointDeliveries(s *Server, w http.ResponseWriter, r *http.Request, a
 	return writePage(w, "Deliveries", "deliveries", page, NewEndpointDeliveryJSON)
 }
 
-// endpointTestMargin is the time an endpoint's test send leaves, after its
+// EndpointTestMargin is the time an endpoint's test send leaves, after its
 // receiver's TestTimeout, to record the delivery and answer before the
-// function's deadline.
-const endpointTestMargin = 1500 * time.Millisecond
+// function's deadline (its function's Timeout counts it).
+const EndpointTestMargin = 1500 * time.Millisecond
 
 // testEndpoint posts a webhook_endpoint.test event, whose data is the
 // endpoint, to that endpoint alone, now, signed with its secrets as every
@@ -358,14 +358,21 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err := readNoFields(r); err != nil {
 		return err
 	}
-	dbCtx, cancel := testSendContext(r.Context(), endpointTestMargin)
+	dbCtx, cancel := testSendContext(r.Context(), EndpointTestMargin)
 	defer cancel()
 	now := time.Now().UTC()
+	// The endpoint and its secrets are read at once (one round trip); an id
+	// that is not the account's endpoint is 404 from either.
+	var secrets []string
+	var secretsErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); secrets, secretsErr = s.store.EndpointSecrets(dbCtx, acct.ID, id, now) }()
 	e, err := s.store.FindEndpoint(dbCtx, acct.ID, id)
-	if err != nil {
-		return err
+	wg.Wait()
+	if err == nil {
+		err = secretsErr
 	}
-	secrets, err := s.store.EndpointSecrets(dbCtx, acct.ID, id, now)
 	if err != nil {
 		return err
 	}
@@ -384,11 +391,34 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 		Payload: payload, State: business.DeliveryPending, NextAt: now, CreatedAt: now}
 	attempt, ok := s.sender.SendSignedWithin(r.Context(), d, e.URL, secrets, now, webhook.TestTimeout)
 	d.Next(attempt, ok, nil)
-	if _, err := s.store.CreateDelivery(r.Context(), d); err != nil {
+	// The event was sent: it is recorded even when the client has gone,
+	// within the margin kept for it, so a slow write is the API's 503.
+	recordCtx, cancelRecord := recordContext(r.Context(), EndpointTestMargin)
+	defer cancelRecord()
+	if _, err := s.store.CreateDelivery(recordCtx, d); err != nil {
 		return err
 	}
 	return writeOK(w, "Test event sent", map[string]any{"delivery": NewEndpointDeliveryJSON(d)})
 }
+
+// recordContext is a context for a write that must follow what a request
+// already did: not cancelled with the request (a client that hangs up does
+// not undo a send), and ending before the request's deadline (a Lambda's)
+// by a third of margin, the time the request kept for the write and its
+// answer, so a slow write is the API's 503 rather than a timed-out
+// function. Without a deadline (the devserver) it ends after
+// recordTimeout.
+func recordContext(ctx context.Context, margin time.Duration) (context.Context, context.CancelFunc) {
+	detached := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(detached, deadline.Add(-margin/3))
+	}
+	return context.WithTimeout(detached, recordTimeout)
+}
+
+// recordTimeout bounds recordContext's write where the request has no
+// deadline: a function's usual Timeout.
+const recordTimeout = 10 * time.Second
 
 // redeliverEndpointDelivery queues one of an endpoint's deliveries that is
 // not waiting for a new round of attempts, with the same event id (so
@@ -406,7 +436,9 @@ func redeliverEndpointDelivery(s *Server, w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.FindEndpoint(r.Context(), acct.ID, id); err != nil {
+	// Read consistently: a redelivery must not wake the queue of an
+	// endpoint deleted a moment ago.
+	if _, err := s.store.FindEndpointNow(r.Context(), acct.ID, id); err != nil {
 		return err
 	}
 	d, err := s.store.Redeliver(r.Context(), store.EndpointQueue(acct.ID, id), eventID, time.Now().UTC())

@@ -405,37 +405,44 @@ func TestKeyForbiddenWritesNothing(t *testing.T) {
 			Payload: []byte(`{"amount":"10.00"}`), State: business.DeliveryDelivered, CreatedAt: time.Now().UTC()}); err != nil {
 			t.Fatal(err)
 		}
+		ended := business.NewEventIDs(time.Now()).Next() // a delivery of the endpoint, ended, to redeliver
+		if _, err := e.store.CreateDelivery(ctx, business.Delivery{AccountID: store.EndpointQueue(e.acct.ID, ep.ID), TransactionID: ended, WebhookID: ended,
+			Payload: []byte(`{"type":"webhook_endpoint.test"}`), State: business.DeliveryFailed, CreatedAt: time.Now().UTC()}); err != nil {
+			t.Fatal(err)
+		}
 		testAll := mkKey(t, c, "test all", "test", "*")
 		tc := c.as(testAll.Key)
 		want(t, tc.post(t, "/api/v1/customers/add", map[string]any{"name": "Test Ama"}), 200, "")
 		spare := mkKey(t, c, "spare", "live", "sales:read")
 		one := endpointsPath + "/" + ep.ID
 		fixtures := map[string]writeFixture{
-			"add-customer":            {"POST", "/api/v1/customers/add", map[string]any{"name": "Kojo"}, 200},
-			"edit-customer":           {"PUT", "/api/v1/customers/1", map[string]any{"phone": "0244000001"}, 200},
-			"add-category":            {"POST", "/api/v1/inventory/categories/add", map[string]any{"category_name": "Drinks"}, 200},
-			"edit-category":           {"PUT", "/api/v1/inventory/categories/1", map[string]any{"description": "Everything"}, 200},
-			"add-item":                {"POST", "/api/v1/inventory/items/add", map[string]any{"item_code": "OIL", "item_name": "Oil", "category_id": 1, "item_price": "30", "quantity": "5"}, 200},
-			"edit-item":               {"PUT", "/api/v1/inventory/items/SOAP", map[string]any{"minimum_qty_alert": "3"}, 200},
-			"adjust-stock":            {"POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "5", "reason": "received"}, 200},
-			"add-expense":             {"POST", "/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "10.00", "payment_method": "Cash", "created_by": "Ama"}, 200},
-			"edit-expense":            {"PUT", "/api/v1/expenses/1", map[string]any{"expense_type": "Rent", "expense_amount": "120.00", "payment_method": "Cash", "created_by": "Ama"}, 200},
-			"add-sale":                {"POST", "/api/v1/sales/add", corrSale("100002", 1, "0"), 200},
-			"edit-sale":               {"PUT", "/api/v1/sales/edit/100001", corrSale("100001", 2, "15.00"), 200},
-			"refund-sale":             {"POST", refundPath("100001"), map[string]any{"amount": "5.00", "lines": []any{map[string]any{"sales_item_id": 1, "quantity": "1"}}}, 200},
-			"void-sale":               {"POST", voidPath("100003"), map[string]any{"reason": "entered twice"}, 200},
-			"add-webhook-endpoint":    {"POST", endpointsPath, map[string]any{"url": "https://hooks.example.com/b", "enabled_events": []string{"*"}}, 200},
-			"edit-webhook-endpoint":   {"PUT", one, map[string]any{"description": "orders"}, 200},
-			"rotate-endpoint-secret":  {"POST", one + "/rotate-secret", nil, 200},
-			"replay-webhook-endpoint": {"POST", one + "/replay", recentSince(), 200},
-			"delete-webhook-endpoint": {"DELETE", one, nil, 200},
-			"update-webhook-settings": {"PUT", "/api/v1/user/webhook", map[string]any{"callback_url": "https://shop.example.com/other"}, 200},
-			"test-webhook":            {"POST", "/api/v1/user/webhook/test", nil, 0},
-			"redeliver-webhook":       {"POST", "/api/v1/user/webhook/deliveries/txn_1/redeliver", nil, 200},
-			"update-settings":         {"PUT", "/api/v1/user/settings", map[string]any{"business_name": "Kofi Stores Ltd"}, 200},
-			"create-api-key":          {"POST", "/api/v1/api-keys", map[string]any{"name": "POS", "scopes": []string{"sales:write"}}, 200},
-			"revoke-api-key":          {"POST", "/api/v1/api-keys/" + spare.ID + "/revoke", nil, 200},
-			"clear-test-data":         {"POST", "/api/v1/test-data/clear", nil, 200},
+			"add-customer":                {"POST", "/api/v1/customers/add", map[string]any{"name": "Kojo"}, 200},
+			"edit-customer":               {"PUT", "/api/v1/customers/1", map[string]any{"phone": "0244000001"}, 200},
+			"add-category":                {"POST", "/api/v1/inventory/categories/add", map[string]any{"category_name": "Drinks"}, 200},
+			"edit-category":               {"PUT", "/api/v1/inventory/categories/1", map[string]any{"description": "Everything"}, 200},
+			"add-item":                    {"POST", "/api/v1/inventory/items/add", map[string]any{"item_code": "OIL", "item_name": "Oil", "category_id": 1, "item_price": "30", "quantity": "5"}, 200},
+			"edit-item":                   {"PUT", "/api/v1/inventory/items/SOAP", map[string]any{"minimum_qty_alert": "3"}, 200},
+			"adjust-stock":                {"POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "5", "reason": "received"}, 200},
+			"add-expense":                 {"POST", "/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "10.00", "payment_method": "Cash", "created_by": "Ama"}, 200},
+			"edit-expense":                {"PUT", "/api/v1/expenses/1", map[string]any{"expense_type": "Rent", "expense_amount": "120.00", "payment_method": "Cash", "created_by": "Ama"}, 200},
+			"add-sale":                    {"POST", "/api/v1/sales/add", corrSale("100002", 1, "0"), 200},
+			"edit-sale":                   {"PUT", "/api/v1/sales/edit/100001", corrSale("100001", 2, "15.00"), 200},
+			"refund-sale":                 {"POST", refundPath("100001"), map[string]any{"amount": "5.00", "lines": []any{map[string]any{"sales_item_id": 1, "quantity": "1"}}}, 200},
+			"void-sale":                   {"POST", voidPath("100003"), map[string]any{"reason": "entered twice"}, 200},
+			"add-webhook-endpoint":        {"POST", endpointsPath, map[string]any{"url": "https://hooks.example.com/b", "enabled_events": []string{"*"}}, 200},
+			"edit-webhook-endpoint":       {"PUT", one, map[string]any{"description": "orders"}, 200},
+			"rotate-endpoint-secret":      {"POST", one + "/rotate-secret", nil, 200},
+			"replay-webhook-endpoint":     {"POST", one + "/replay", recentSince(), 200},
+			"test-webhook-endpoint":       {"POST", one + "/test", nil, 0},
+			"redeliver-endpoint-delivery": {"POST", one + "/deliveries/" + ended + "/redeliver", nil, 200},
+			"delete-webhook-endpoint":     {"DELETE", one, nil, 200},
+			"update-webhook-settings":     {"PUT", "/api/v1/user/webhook", map[string]any{"callback_url": "https://shop.example.com/other"}, 200},
+			"test-webhook":                {"POST", "/api/v1/user/webhook/test", nil, 0},
+			"redeliver-webhook":           {"POST", "/api/v1/user/webhook/deliveries/txn_1/redeliver", nil, 200},
+			"update-settings":             {"PUT", "/api/v1/user/settings", map[string]any{"business_name": "Kofi Stores Ltd"}, 200},
+			"create-api-key":              {"POST", "/api/v1/api-keys", map[string]any{"name": "POS", "scopes": []string{"sales:write"}}, 200},
+			"revoke-api-key":              {"POST", "/api/v1/api-keys/" + spare.ID + "/revoke", nil, 200},
+			"clear-test-data":             {"POST", "/api/v1/test-data/clear", nil, 200},
 		}
 		// The keys that lack each write route's scope, made before the
 		// table is read.
@@ -476,7 +483,7 @@ func TestKeyForbiddenWritesNothing(t *testing.T) {
 		// The same requests from keys that may make them: valid, they succeed.
 		sequence := []string{"add-customer", "edit-customer", "add-category", "edit-category", "add-item", "edit-item", "adjust-stock",
 			"add-expense", "edit-expense", "add-sale", "edit-sale", "refund-sale", "void-sale", "add-webhook-endpoint", "edit-webhook-endpoint",
-			"rotate-endpoint-secret", "replay-webhook-endpoint", "delete-webhook-endpoint", "update-webhook-settings", "test-webhook",
+			"rotate-endpoint-secret", "replay-webhook-endpoint", "test-webhook-endpoint", "redeliver-endpoint-delivery", "delete-webhook-endpoint", "update-webhook-settings", "test-webhook",
 			"redeliver-webhook", "update-settings", "create-api-key", "revoke-api-key", "clear-test-data"}
 		if len(sequence) != len(fixtures) {
 			t.Fatalf("the sequence has %d routes, the fixtures %d", len(sequence), len(fixtures))

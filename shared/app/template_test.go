@@ -232,21 +232,22 @@ func TestEveryFunctionIsDeclared(t *testing.T) {
 }
 
 // TestSecretsOnlyForSigners: callback secrets live under their own key
-// prefix, and every function but the two that sign webhooks is denied any
+// prefix, and every function but the three that sign webhooks is denied any
 // item under it by an IAM condition on dynamodb:LeadingKeys. The one
 // exception is clear-test-data's: it deletes the secrets of retired test
 // twins, and a live account's stay denied to it.
 func TestSecretsOnlyForSigners(t *testing.T) {
 	// The functions that sign deliveries read secrets; no other may.
-	signers := map[string]bool{"RetryWebhooksFunction": true, "TestWebhookFunction": true}
+	signers := map[string]bool{"RetryWebhooksFunction": true, "TestWebhookFunction": true, "TestWebhookEndpointFunction": true}
 	// The functions that set, create, rotate or delete secrets write their
 	// items blind: denied reads, not writes.
 	writers := map[string]bool{"UpdateWebhookSettingsFunction": true, "AddWebhookEndpointFunction": true,
 		"RotateEndpointSecretFunction": true, "DeleteWebhookEndpointFunction": true, "DashboardActionsFunction": true}
-	// The dashboard's forms send test notifications, reading the secret in
-	// one BatchGetItem with the account (store.FindAccount), and no other
-	// way: their function is allowed that read of secrets only.
-	batchReaders := map[string]bool{"DashboardActionsFunction": true}
+	// The dashboard's forms send test notifications, reading the callback
+	// secret in one BatchGetItem with the account (store.FindAccount) and an
+	// endpoint's secrets by their key (store.EndpointSecrets): their
+	// function may read one secret item by its key, and never list them.
+	keyReaders := map[string]bool{"DashboardActionsFunction": true}
 	live := business.NewAccountID()
 	secret := store.SecretKeyPrefix + live // a live account's callback secret and its endpoints' secrets
 	denied := func(stmts []iamStatement, action string, keys ...string) bool {
@@ -264,9 +265,9 @@ func TestSecretsOnlyForSigners(t *testing.T) {
 		}
 		for _, read := range []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"} {
 			switch d := denied(stmts, read, secret); {
-			case batchReaders[id]:
-				if d == (read == "dynamodb:BatchGetItem") {
-					t.Errorf("%s: %s of secrets denied %v; want only BatchGetItem allowed", id, read, d)
+			case keyReaders[id]:
+				if d != (read == "dynamodb:Query") {
+					t.Errorf("%s: %s of secrets denied %v; want GetItem and BatchGetItem allowed, Query denied", id, read, d)
 				}
 			case signers[id] && d:
 				t.Errorf("%s signs webhooks but is denied the secrets (%s)", id, read)
@@ -373,14 +374,16 @@ func TestTemplateOperations(t *testing.T) {
 }
 
 // webhookFunctions are the functions that reach merchants' receivers.
-var webhookFunctions = []string{"DeliverWebhooksFunction", "RetryWebhooksFunction", "TestWebhookFunction"}
+var webhookFunctions = []string{"DeliverWebhooksFunction", "RetryWebhooksFunction", "TestWebhookFunction", "TestWebhookEndpointFunction"}
 
 // TestWebhookFunctionLimits: each webhook function may have concurrency
 // reserved by the WebhookReservedConcurrency parameter (none by default);
 // the schedule's run of RetryWebhooksFunction is never retried (a retry
 // would overlap the next run) and its timeout covers a run's dispatching, its
 // drain and its return; TestWebhookFunction's timeout covers the receiver's
-// TestTimeout after one DynamoDB call that used all its retries.
+// TestTimeout after one DynamoDB call that used all its retries, and
+// TestWebhookEndpointFunction's that and the time it keeps to record the
+// delivery (api.EndpointTestMargin).
 func TestWebhookFunctionLimits(t *testing.T) {
 	b, err := os.ReadFile("../../template.yaml")
 	if err != nil {
@@ -430,14 +433,16 @@ func TestWebhookFunctionLimits(t *testing.T) {
 	if need := app.DispatchFor + app.DrainFor + app.ReturnMargin; err != nil || time.Duration(retry)*time.Second < need {
 		t.Errorf("RetryWebhooksFunction: Timeout %d s, want at least %s (app.DispatchFor + app.DrainFor + app.ReturnMargin)", retry, need)
 	}
-	timeout := at(&doc, "Resources", "TestWebhookFunction", "Properties", "Timeout")
-	if timeout == nil {
-		timeout = at(&doc, "Globals", "Function", "Timeout")
-	}
-	secs, err := strconv.Atoi(nodeText(timeout))
-	if need := webhook.TestTimeout + app.DynamoDBCallWorstCase; err != nil || time.Duration(secs)*time.Second < need {
-		t.Errorf("TestWebhookFunction: Timeout %q s, want at least %s (webhook.TestTimeout %s + one DynamoDB call's worst case %s)",
-			nodeText(timeout), need, webhook.TestTimeout, app.DynamoDBCallWorstCase)
+	for id, margin := range map[string]time.Duration{"TestWebhookFunction": 0, "TestWebhookEndpointFunction": api.EndpointTestMargin} {
+		timeout := at(&doc, "Resources", id, "Properties", "Timeout")
+		if timeout == nil {
+			timeout = at(&doc, "Globals", "Function", "Timeout")
+		}
+		secs, err := strconv.Atoi(nodeText(timeout))
+		if need := webhook.TestTimeout + app.DynamoDBCallWorstCase + margin; err != nil || time.Duration(secs)*time.Second < need {
+			t.Errorf("%s: Timeout %q s, want at least %s (webhook.TestTimeout %s + one DynamoDB call's worst case %s + %s to record it)",
+				id, nodeText(timeout), need, webhook.TestTimeout, app.DynamoDBCallWorstCase, margin)
+		}
 	}
 }
 

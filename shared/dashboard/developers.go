@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
@@ -79,7 +81,7 @@ type developersData struct {
 	Query      url.Values // the page's query, for the deliveries pager
 	Next       string     // the deliveries' next cursor
 	Endpoints  []wire.Endpoint
-	EventTypes []string
+	Events     []eventChoice // the add-endpoint form's choices
 }
 
 // developersPage shows the API keys of the current mode, the payment
@@ -91,7 +93,7 @@ func developersPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit)
 // renderDevelopers draws the Developers page, with the outcome of a test
 // send when there was one.
 func (s *Server) renderDevelopers(w http.ResponseWriter, r *http.Request, v *visit, test *webhookTest) error {
-	d := developersData{Mode: "test", Scopes: business.Scopes, EventTypes: business.EventTypes, Test: test, Query: url.Values{}}
+	d := developersData{Mode: "test", Scopes: business.Scopes, Events: eventChoices(), Test: test, Query: url.Values{}}
 	if v.acct.Livemode() {
 		d.Mode = "live"
 	}
@@ -286,7 +288,7 @@ func addEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) er
 // endpointData is what an endpoint's page shows.
 type endpointData struct {
 	Endpoint   wire.Endpoint
-	EventTypes []string // the edit form's choices
+	Events     []eventChoice // the edit form's choices
 	Deliveries []api.EndpointDeliveryJSON
 	Query      url.Values
 	Next       string
@@ -296,7 +298,7 @@ type endpointData struct {
 // its attempts, paged with the API's cursor.
 func endpointPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	params := map[string]string{"id": r.PathValue("id")}
-	d := endpointData{Query: url.Values{}, EventTypes: business.EventTypes}
+	d := endpointData{Query: url.Values{}, Events: eventChoices()}
 	var got struct {
 		Endpoint wire.Endpoint `json:"webhook_endpoint"`
 	}
@@ -321,6 +323,28 @@ func endpointPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) e
 	return s.render(w, r, v, "endpoint", "Webhook endpoint", "developers", d)
 }
 
+// eventChoice is one event pattern an endpoint's form offers: its value,
+// the id of its checkbox, and its label.
+type eventChoice struct{ Value, ID, Label string }
+
+// eventChoices are every pattern an endpoint may subscribe to
+// (business.EventPatterns): all events, then each family, then each type,
+// so an endpoint's subscription is shown, and saved again, as it is.
+func eventChoices() []eventChoice {
+	out := []eventChoice{{Value: "*", ID: "event-all", Label: "All events (*)"}}
+	var types []eventChoice
+	for _, p := range business.EventPatterns() {
+		switch family, ok := strings.CutSuffix(p, ".*"); {
+		case p == "*":
+		case ok:
+			out = append(out, eventChoice{Value: p, ID: "event-" + family + "-all", Label: "Every " + strings.ReplaceAll(family, "_", " ") + " event (" + p + ")"})
+		default:
+			types = append(types, eventChoice{Value: p, ID: "event-" + p, Label: p})
+		}
+	}
+	return append(out, types...)
+}
+
 // endpointPath is the dashboard page of endpoint id.
 func endpointPath(id string) string { return "/dashboard/developers/endpoints/" + url.PathEscape(id) }
 
@@ -330,7 +354,9 @@ func editEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) e
 	id := r.PathValue("id")
 	body := map[string]any{"url": r.PostForm.Get("url"), "enabled_events": nonNil(r.PostForm["events"]),
 		"description": r.PostForm.Get("description")}
-	if st := r.PostForm.Get("status"); st != "" {
+	// The status is sent only when the form changes it: a page drawn before
+	// the dispatcher disabled the endpoint does not enable it again.
+	if st := r.PostForm.Get("status"); st != "" && st != r.PostForm.Get("status_was") {
 		body["status"] = st
 	}
 	if _, err := s.api.Call(r.Context(), v.acct, "edit-webhook-endpoint", map[string]string{"id": id}, nil, body, ""); err != nil {
@@ -363,10 +389,22 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) e
 			notice += "no answer"
 		}
 		if a.Error != nil {
-			notice += " (" + *a.Error + ")"
+			notice += " (" + clipText(*a.Error, 100) + ")"
 		}
 	}
 	return s.done(w, r, endpointPath(id), notice)
+}
+
+// clipText cuts s to at most n bytes at a character boundary, marking the
+// cut, so a notice stays short enough to carry.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // derefInt is *p, or 0 when p is nil.

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"html"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"bizdata/shared/webhook"
 )
@@ -305,5 +307,53 @@ func TestDevelopersEventsFeed(t *testing.T) {
 	}
 	if st, page, _ = o.get("/dashboard/developers/events?type=bogus"); st != http.StatusBadRequest || !strings.Contains(page, "must be an event type") {
 		t.Errorf("an unknown type: %d, want 400 with the API's message", st)
+	}
+}
+
+// TestDevelopersEditEndpoint: the endpoint's form shows its subscription as
+// it is, families included, so saving another field keeps it; a form drawn
+// before the dispatcher disabled the endpoint does not enable it again;
+// changing the status does.
+func TestDevelopersEditEndpoint(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("DEVEP2")
+	id := jsonField(t, o.mustAPI(http.MethodPost, "/api/v1/webhook-endpoints",
+		map[string]any{"url": "https://hooks.example.com/orders", "enabled_events": []string{"sale.*", "payment.received"}}), "webhook_endpoint", "id")
+	page := "/dashboard/developers/endpoints/" + id
+	_, body, _ := o.get(page)
+	for _, box := range []string{`id="event-sale-all" name="events" value="sale.*" checked`, `id="event-payment.received" name="events" value="payment.received" checked`,
+		`id="status-enabled" name="status" value="enabled" checked`, `name="status_was" value="enabled"`} {
+		if !strings.Contains(body, box) {
+			t.Errorf("the form lacks %s", box)
+		}
+	}
+	if strings.Contains(body, `value="sale.created" checked`) {
+		t.Error("the form ticks a type the endpoint has only through its family")
+	}
+
+	// The form as drawn, sent after the dispatcher disabled the endpoint.
+	if _, err := b.st.DisableEndpoint(context.Background(), o.acct.ID, id, "every attempt failed for 5 days", time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	drawn := url.Values{"url": {"https://hooks.example.com/orders/v2"}, "description": {"Orders"}, "events": {"sale.*", "payment.received"},
+		"status": {"enabled"}, "status_was": {"enabled"}}
+	if st, _, at := o.post(page, drawn); st != http.StatusOK || at != page {
+		t.Fatalf("save: %d at %s", st, at)
+	}
+	got := o.mustAPI(http.MethodGet, "/api/v1/webhook-endpoints/"+id, nil)
+	for _, want := range []string{`"url":"https://hooks.example.com/orders/v2"`, `"description":"Orders"`, `"enabled_events":["sale.*","payment.received"]`,
+		`"status":"disabled"`, `"disabled_reason":"every attempt failed for 5 days"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after the save the endpoint lacks %s: %s", want, got)
+		}
+	}
+
+	// Enabling it is a change of the form's status.
+	drawn.Set("status_was", "disabled")
+	if st, _, _ := o.post(page, drawn); st != http.StatusOK {
+		t.Fatalf("enable: %d", st)
+	}
+	if got := o.mustAPI(http.MethodGet, "/api/v1/webhook-endpoints/"+id, nil); !strings.Contains(got, `"status":"enabled"`) {
+		t.Errorf("not enabled: %s", got)
 	}
 }

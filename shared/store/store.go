@@ -85,8 +85,17 @@ func (s *Store) EnsureTable(ctx context.Context) error {
 // has beyond them are left alone.
 func (s *Store) addMissingIndexes(ctx context.Context, t *types.TableDescription) error {
 	have := map[string]bool{}
+	filling := false
 	for _, g := range t.GlobalSecondaryIndexes {
 		have[aws.ToString(g.IndexName)] = true
+		filling = filling || g.IndexStatus != types.IndexStatusActive
+	}
+	// An index an earlier start added and gave up waiting for may still be
+	// filling: wait for it before using the table or adding another.
+	if filling {
+		if err := s.waitForIndexes(ctx, IndexWait); err != nil {
+			return err
+		}
 	}
 	def := TableDefinition(s.table)
 	for _, g := range def.GlobalSecondaryIndexes {
@@ -127,7 +136,7 @@ func (s *Store) waitForIndexes(ctx context.Context, limit time.Duration) error {
 	for {
 		out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
 		if err != nil {
-			return fmt.Errorf("describe table %s: %w", s.table, err)
+			return fmt.Errorf("describe table %s while waiting for its indexes: %w", s.table, err)
 		}
 		var waiting []string
 		for _, x := range out.Table.GlobalSecondaryIndexes {
@@ -143,7 +152,7 @@ func (s *Store) waitForIndexes(ctx context.Context, limit time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%w (%w): %s", ErrIndexNotActive, ctx.Err(), strings.Join(waiting, ", "))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
