@@ -102,7 +102,9 @@ func (b *bench) eventTrips(covered map[string]bool) error {
 				return nil
 			}, target: 3},
 		{function: "redeliver-endpoint-delivery", what: "the test event's delivery queued again", method: "POST", runs: testSends,
-			path: func(i int) string { return "/api/v1/webhook-endpoints/" + ids[i] + "/deliveries/" + tested[i] + "/redeliver" }, target: 3},
+			path: func(i int) string {
+				return "/api/v1/webhook-endpoints/" + ids[i] + "/deliveries/" + tested[i] + "/redeliver"
+			}, target: 3},
 		{function: "list-endpoint-deliveries", what: "the endpoint's 10 deliveries (the endpoint read beside them)", method: "GET", path: ep("/deliveries"), target: 1},
 		{function: "delete-webhook-endpoint", what: "delete", method: "DELETE", path: ep(""), target: 2},
 	}
