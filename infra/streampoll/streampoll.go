@@ -45,12 +45,29 @@ const MaximumRetryAttempts = 20
 // maxRetries such retries (MaximumRetryAttempts in the devserver) the rest of
 // the batch is skipped, logged by its sequence range.
 func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, pass Filter, handle Handler, maxRetries int, log *slog.Logger) {
-	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
-	if err != nil || desc.Table.LatestStreamArn == nil {
-		log.Error("stream: no stream on the table; webhooks are off", "error", errString(err))
-		return
+	// A table without a stream turns the poller off; a failed read of the
+	// table (DynamoDB Local busy or starting) is tried again, so one slow
+	// answer at start does not turn webhooks off for the process's life.
+	var arn *string
+	for arn == nil {
+		desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		switch {
+		case err == nil && desc.Table.LatestStreamArn == nil:
+			log.Error("stream: no stream on the table; webhooks are off")
+			return
+		case err == nil:
+			arn = desc.Table.LatestStreamArn
+			continue
+		case ctx.Err() != nil:
+			return
+		}
+		log.Warn("stream: reading the table failed; trying again in 1s", "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
 	}
-	arn := desc.Table.LatestStreamArn
 	iterators := map[string]*string{} // open shards -> next iterator
 	done := map[string]bool{}         // closed shards already read to the end
 	retry := map[string]*pending{}    // shards with records that failed, to hand again first
@@ -225,9 +242,3 @@ func toEvent(v st.AttributeValue) events.DynamoDBAttributeValue {
 	return events.NewNullAttribute()
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}

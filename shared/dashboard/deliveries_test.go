@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -24,7 +25,15 @@ import (
 // test ends.
 func (b *board) deliverWebhooks() {
 	b.t.Helper()
-	svc := webhook.NewService(b.st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
+	// The stream's and the dispatcher's log, shown when the test fails.
+	var logs testdb.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	b.t.Cleanup(func() {
+		if b.t.Failed() {
+			b.t.Logf("the stream's and the dispatcher's warnings and errors:\n%s", logs.String())
+		}
+	})
+	svc := webhook.NewService(b.st, webhook.NewSender(true), []time.Duration{time.Hour}, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := testdb.Config(b.t)
 	streams, err := app.NewStreams(ctx, cfg.Endpoint)
@@ -35,7 +44,7 @@ func (b *board) deliverWebhooks() {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		streampoll.Poll(ctx, b.st.Client(), streams, b.st.Table(), webhook.Streamed, svc.HandleStream, streampoll.MaximumRetryAttempts, testdb.Quiet())
+		streampoll.Poll(ctx, b.st.Client(), streams, b.st.Table(), webhook.Streamed, svc.HandleStream, streampoll.MaximumRetryAttempts, log)
 	}()
 	go func() { defer wg.Done(); svc.Dispatch(ctx, time.Now().Add(time.Hour), 50*time.Millisecond) }()
 	b.t.Cleanup(func() { cancel(); wg.Wait() })
