@@ -241,4 +241,3 @@ func toEvent(v st.AttributeValue) events.DynamoDBAttributeValue {
 	}
 	return events.NewNullAttribute()
 }
-
