@@ -45,28 +45,9 @@ const MaximumRetryAttempts = 20
 // maxRetries such retries (MaximumRetryAttempts in the devserver) the rest of
 // the batch is skipped, logged by its sequence range.
 func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, pass Filter, handle Handler, maxRetries int, log *slog.Logger) {
-	// A table without a stream turns the poller off; a failed read of the
-	// table (DynamoDB Local busy or starting) is tried again, so one slow
-	// answer at start does not turn webhooks off for the process's life.
-	var arn *string
-	for arn == nil {
-		desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
-		switch {
-		case err == nil && desc.Table.LatestStreamArn == nil:
-			log.Error("stream: no stream on the table; webhooks are off")
-			return
-		case err == nil:
-			arn = desc.Table.LatestStreamArn
-			continue
-		case ctx.Err() != nil:
-			return
-		}
-		log.Warn("stream: reading the table failed; trying again in 1s", "error", err.Error())
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
+	arn := streamARN(ctx, db, table, log)
+	if arn == nil {
+		return
 	}
 	iterators := map[string]*string{} // open shards -> next iterator
 	done := map[string]bool{}         // closed shards already read to the end
@@ -240,4 +221,29 @@ func toEvent(v st.AttributeValue) events.DynamoDBAttributeValue {
 		return events.NewListAttribute(l)
 	}
 	return events.NewNullAttribute()
+}
+
+// streamARN returns the table's stream, or nil when it has none (logged:
+// webhooks are off) or ctx ends first. A failed read of the table
+// (DynamoDB Local busy or starting) is tried again each second, so one slow
+// answer at start does not turn webhooks off for the process's life.
+func streamARN(ctx context.Context, db *dynamodb.Client, table string, log *slog.Logger) *string {
+	for {
+		desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err == nil {
+			if desc.Table.LatestStreamArn == nil {
+				log.Error("stream: no stream on the table; webhooks are off")
+			}
+			return desc.Table.LatestStreamArn
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		log.Warn("stream: reading the table failed; trying again in 1s", "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
 }

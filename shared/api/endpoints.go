@@ -393,7 +393,7 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	d.Next(attempt, ok, nil)
 	// The event was sent: it is recorded even when the client has gone,
 	// within the margin kept for it, so a slow write is the API's 503.
-	recordCtx, cancelRecord := recordContext(r.Context(), EndpointTestMargin)
+	recordCtx, cancelRecord := recordContext(r.Context())
 	defer cancelRecord()
 	if _, err := s.store.CreateDelivery(recordCtx, d); err != nil {
 		return err
@@ -403,15 +403,14 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 
 // recordContext is a context for a write that must follow what a request
 // already did: not cancelled with the request (a client that hangs up does
-// not undo a send), and ending before the request's deadline (a Lambda's)
-// by a third of margin, the time the request kept for the write and its
-// answer, so a slow write is the API's 503 rather than a timed-out
-// function. Without a deadline (the devserver) it ends after
+// not undo a send), and ending testAnswerMargin before the request's
+// deadline (a Lambda's), so a slow write is the API's 503 rather than a
+// timed-out function. Without a deadline (the devserver) it ends after
 // recordTimeout.
-func recordContext(ctx context.Context, margin time.Duration) (context.Context, context.CancelFunc) {
+func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	detached := context.WithoutCancel(ctx)
 	if deadline, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(detached, deadline.Add(-margin/3))
+		return context.WithDeadline(detached, deadline.Add(-testAnswerMargin))
 	}
 	return context.WithTimeout(detached, recordTimeout)
 }

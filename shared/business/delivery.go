@@ -90,7 +90,7 @@ func ParseRetrySchedule(s string) ([]time.Duration, error) {
 // schedule's wait with ±10% jitter), or failed when the schedule is used up.
 func (d *Delivery) Next(a DeliveryAttempt, ok bool, schedule []time.Duration) {
 	d.Attempt++
-	a.Error = clip(a.Error, ErrorTextMax)
+	a.Error = Clip(a.Error, ErrorTextMax)
 	d.Attempts = append(d.Attempts, a)
 	if n := len(d.Attempts); n > AttemptLogSize {
 		d.Attempts = append([]DeliveryAttempt(nil), d.Attempts[n-AttemptLogSize:]...)
@@ -107,8 +107,8 @@ func (d *Delivery) Next(a DeliveryAttempt, ok bool, schedule []time.Duration) {
 	}
 }
 
-// clip cuts s to at most n bytes, at a character boundary, marking the cut.
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes, at a character boundary, marking the cut.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

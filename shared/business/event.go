@@ -11,31 +11,32 @@ import (
 
 // Event types: one for every change a merchant's systems may follow.
 const (
-	EventSaleCreated      = "sale.created"
-	EventSaleUpdated      = "sale.updated"
-	EventSaleVoided       = "sale.voided"
-	EventPaymentReceived  = "payment.received"
-	EventPaymentRefunded  = "payment.refunded"
-	EventExpenseCreated   = "expense.created"
-	EventExpenseUpdated   = "expense.updated"
-	EventItemCreated      = "item.created"
-	EventItemUpdated      = "item.updated"
-	EventItemStockLow     = "item.stock_low"
-	EventItemOutOfStock   = "item.out_of_stock"
-	EventStockAdjusted    = "stock.adjusted"
-	EventCustomerCreated  = "customer.created"
-	EventCustomerUpdated  = "customer.updated"
-	EventCategoryCreated  = "category.created"
-	EventCategoryUpdated  = "category.updated"
-	EventEndpointDisabled = "webhook_endpoint.disabled"
-	// EventEndpointTest is the type of the event an endpoint's test send
-	// posts to it alone. It is not in EventTypes: no change makes it, the
-	// feed never lists it, and no endpoint subscribes to it.
-	EventEndpointTest       = "webhook_endpoint.test"
+	EventSaleCreated        = "sale.created"
+	EventSaleUpdated        = "sale.updated"
+	EventSaleVoided         = "sale.voided"
+	EventPaymentReceived    = "payment.received"
+	EventPaymentRefunded    = "payment.refunded"
+	EventExpenseCreated     = "expense.created"
+	EventExpenseUpdated     = "expense.updated"
+	EventItemCreated        = "item.created"
+	EventItemUpdated        = "item.updated"
+	EventItemStockLow       = "item.stock_low"
+	EventItemOutOfStock     = "item.out_of_stock"
+	EventStockAdjusted      = "stock.adjusted"
+	EventCustomerCreated    = "customer.created"
+	EventCustomerUpdated    = "customer.updated"
+	EventCategoryCreated    = "category.created"
+	EventCategoryUpdated    = "category.updated"
+	EventEndpointDisabled   = "webhook_endpoint.disabled"
 	EventRetention          = 30 * 24 * time.Hour
 	eventIDRandomHexDigits  = 10
 	eventIDSequenceHexDigit = 2
 )
+
+// EventEndpointTest is the type of the event an endpoint's test send posts
+// to it alone. It is not in EventTypes: no change makes it, the feed never
+// lists it, and no endpoint subscribes to it.
+const EventEndpointTest = "webhook_endpoint.test"
 
 // EventTypes lists every event type, in the order the API documents them.
 var EventTypes = []string{

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
@@ -380,39 +379,18 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, v *visit) e
 		return business.Errorf(business.EINTERNAL, "decode test-webhook-endpoint: %v", err)
 	}
 	a := out.Delivery.Attempts[len(out.Delivery.Attempts)-1]
-	notice := "Test event " + out.Delivery.EventID + " delivered: status code " + strconv.Itoa(derefInt(a.StatusCode))
-	if out.Delivery.State != business.DeliveryDelivered {
-		notice = "Test event " + out.Delivery.EventID + " not delivered: "
-		if a.StatusCode != nil {
-			notice += "status code " + strconv.Itoa(*a.StatusCode)
-		} else {
-			notice += "no answer"
-		}
-		if a.Error != nil {
-			notice += " (" + clipText(*a.Error, 100) + ")"
-		}
+	verdict, answer := "not delivered", "no answer"
+	if out.Delivery.State == business.DeliveryDelivered {
+		verdict = "delivered"
+	}
+	if a.StatusCode != nil {
+		answer = "status code " + strconv.Itoa(*a.StatusCode)
+	}
+	notice := "Test event " + out.Delivery.EventID + " " + verdict + ": " + answer
+	if a.Error != nil {
+		notice += " (" + business.Clip(*a.Error, 100) + ")" // takeNotice drops a notice over 200 bytes
 	}
 	return s.done(w, r, endpointPath(id), notice)
-}
-
-// clipText cuts s to at most n bytes at a character boundary, marking the
-// cut, so a notice stays short enough to carry.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// derefInt is *p, or 0 when p is nil.
-func derefInt(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // redeliverEndpointDelivery queues one of the endpoint's deliveries for

@@ -93,7 +93,7 @@ func (s *Store) addMissingIndexes(ctx context.Context, t *types.TableDescription
 	// An index an earlier start added and gave up waiting for may still be
 	// filling: wait for it before using the table or adding another.
 	if filling {
-		if err := s.waitForIndexes(ctx, IndexWait); err != nil {
+		if err := s.waitForIndexes(ctx, indexWait); err != nil {
 			return err
 		}
 	}
@@ -112,22 +112,17 @@ func (s *Store) addMissingIndexes(ctx context.Context, t *types.TableDescription
 		if err != nil {
 			return fmt.Errorf("add index %s to %s: %w", aws.ToString(g.IndexName), s.table, err)
 		}
-		if err := s.waitForIndexes(ctx, IndexWait); err != nil {
+		if err := s.waitForIndexes(ctx, indexWait); err != nil {
 			return fmt.Errorf("add index %s to %s: %w", aws.ToString(g.IndexName), s.table, err)
 		}
 	}
 	return nil
 }
 
-// IndexWait bounds how long EnsureTable waits for an index it added to
-// become active (a shorter ctx deadline ends it sooner): a backfill that
-// never ends is an error naming the index, not a devserver that hangs at
-// start.
-const IndexWait = 5 * time.Minute
-
-// ErrIndexNotActive says an index was still not active when the wait for
-// it ended.
-var ErrIndexNotActive = errors.New("index not active")
+// indexWait bounds how long EnsureTable waits for an index to become
+// active (a shorter ctx deadline ends it sooner): a backfill that never ends
+// is an error naming the index, not a devserver that hangs at start.
+const indexWait = 5 * time.Minute
 
 // waitForIndexes polls the table until every index is active, for at most
 // limit (or until ctx ends).
@@ -148,11 +143,11 @@ func (s *Store) waitForIndexes(ctx context.Context, limit time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w after %s: %s", ErrIndexNotActive, limit, strings.Join(waiting, ", "))
+			return fmt.Errorf("indexes of %s not active after %s: %s", s.table, limit, strings.Join(waiting, ", "))
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (%w): %s", ErrIndexNotActive, ctx.Err(), strings.Join(waiting, ", "))
+			return fmt.Errorf("indexes of %s not active (%w): %s", s.table, ctx.Err(), strings.Join(waiting, ", "))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

