@@ -2,7 +2,8 @@
 // Local in one run and writes them to docs/benchmarks.md (make bench):
 // DynamoDB round trips per request for every endpoint, items read per item
 // returned for every list filter and by each report, handler overhead
-// through the Lambda adapter, cold start, webhook latency and throughput.
+// through the Lambda adapter, cold start and each function's init, webhook
+// latency and throughput.
 package main
 
 import (
@@ -65,6 +66,8 @@ func run() error {
 	bins := flag.String("bin", "bin", "folder of the arm64 bootstraps (make build)")
 	only := flag.String("only", "", "comma-separated steps to run (default: all); their sections replace their namesakes in the report file (see splice), the rest of it kept")
 	flag.DurationVar(&fanInterval, "fanout-interval", fanInterval, "the fanout step's time between one merchant's changes")
+	flag.IntVar(&initStarts, "init-starts", initStarts, "the init step's starts of each function")
+	flag.StringVar(&initFunctions, "init-functions", "", "comma-separated functions the init step measures (default: all)")
 	flag.Parse()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" {
@@ -113,6 +116,7 @@ func run() error {
 		{"reports", "## Reports", b.reports},
 		{"memory", "## Lambda memory", b.memory},
 		{"cold start", "## Cold start", func() error { return b.coldStart(*bins) }},
+		{"init", "## Init time per function", b.initTimes},
 	}
 	chosen := map[string]bool{}
 	for _, name := range strings.Split(*only, ",") {

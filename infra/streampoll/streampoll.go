@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"time"
 
+	"bizdata/shared/webhook"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,11 +28,17 @@ type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventRe
 type Filter func(events.DynamoDBEventRecord) bool
 
 // MaximumRetryAttempts is how many times a failed batch is handed again
-// before it is skipped, as the template's event source mapping says: after
-// that Lambda moves on and sends only the records' sequence range to the
-// on-failure queue. The webhook sweep gives the skipped payments their
-// deliveries.
-const MaximumRetryAttempts = 20
+// before it is skipped, and MaximumRecordAge how old a record may be when it
+// is handed, as the template's event source mappings say: after that Lambda
+// moves on and sends only the records' sequence range to the on-failure
+// queue. A record no retry can process never gets that far (the handlers
+// pass it over, logged); what a skipped batch held is found again by the
+// webhook sweep (payments) or stays in the table until a report applies it
+// (figures).
+const (
+	MaximumRetryAttempts = 5
+	MaximumRecordAge     = 6 * time.Hour
+)
 
 // Poll plays the part of Lambda's stream event source locally: it reads
 // every shard of the table's stream (following new shards as they appear),
@@ -39,11 +47,15 @@ const MaximumRetryAttempts = 20
 // webhook.Streamed), and hands them to handle as an events.DynamoDBEvent. Starting at the trim horizon is safe:
 // a payment or event seen twice keeps its deliveries, one per target.
 //
-// Like Lambda with ReportBatchItemFailures, it does not move past a record it
-// failed to handle: a batch with failures is handed again from its lowest
-// failed record, with backoff, before the shard is read further; after
-// maxRetries such retries (MaximumRetryAttempts in the devserver) the rest of
-// the batch is skipped, logged by its sequence range.
+// Like Lambda with ReportBatchItemFailures and BisectBatchOnFunctionError,
+// it does not move past a record it failed to handle: a batch with failures
+// is handed again from its lowest failed record, with backoff, before the
+// shard is read further; a batch whose handler returned an error is split in
+// two and each half handed in turn, so a record that fails its whole batch
+// ends in a batch of its own. After maxRetries retries of one batch
+// (MaximumRetryAttempts in the devserver), or once its first record is older
+// than MaximumRecordAge, the batch is skipped, logged by its sequence range
+// (Lambda's on-failure destination), and the shard goes on.
 func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, pass Filter, handle Handler, maxRetries int, log *slog.Logger) {
 	arn := streamARN(ctx, db, table, log)
 	if arn == nil {
@@ -83,19 +95,9 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 			if time.Now().Before(p.at) {
 				continue
 			}
-			if rest := handleBatch(ctx, pass, handle, p.records, log); len(rest) > 0 {
-				if p.tries >= maxRetries {
-					log.Error("stream: batch skipped after its last retry", "retries", p.tries,
-						"first_sequence_number", aws.ToString(rest[0].Dynamodb.SequenceNumber),
-						"last_sequence_number", aws.ToString(rest[len(rest)-1].Dynamodb.SequenceNumber))
-					delete(retry, id)
-					continue
-				}
-				p.records, p.tries = rest, p.tries+1
-				p.at = time.Now().Add(backoff(p.tries))
-				continue
+			if p.retry(ctx, pass, handle, maxRetries, log) {
+				delete(retry, id)
 			}
-			delete(retry, id)
 		}
 		for id, it := range iterators {
 			if retry[id] != nil {
@@ -112,8 +114,8 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 				continue
 			}
 			if len(out.Records) > 0 {
-				if rest := handleBatch(ctx, pass, handle, out.Records, log); len(rest) > 0 {
-					retry[id] = &pending{records: rest, tries: 1, at: time.Now().Add(backoff(1))}
+				if rest, whole := handleBatch(ctx, pass, handle, out.Records, log); len(rest) > 0 {
+					retry[id] = failed(rest, whole)
 				}
 			}
 			if out.NextShardIterator == nil {
@@ -131,12 +133,86 @@ func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Cli
 	}
 }
 
-// pending is a shard's batch that failed: handed again from its lowest
-// failed record at time at.
+// pending is a shard's records from its lowest failed one on: the first
+// size of them are the batch handed again at time at, which has been handed
+// tries times; the shard is read further once all of them are handled or
+// skipped.
 type pending struct {
 	records []st.Record
+	size    int
 	tries   int
 	at      time.Time
+}
+
+// failed returns the pending records of a batch that failed from rest on;
+// whole says its handler returned an error, so the batch is bisected.
+func failed(rest []st.Record, whole bool) *pending {
+	p := &pending{records: rest, size: len(rest)}
+	p.next(rest, whole, 1)
+	return p
+}
+
+// next sets the batch to hand again after a try that failed from rest on,
+// with tries tries made of it.
+func (p *pending) next(rest []st.Record, whole bool, tries int) {
+	p.records = append(rest[:len(rest):len(rest)], p.records[p.size:]...)
+	p.size, p.tries = len(rest), tries
+	if whole && len(rest) > 1 {
+		// BisectBatchOnFunctionError: the first half is a batch of its own,
+		// its retries counted afresh; the second follows it.
+		p.size, p.tries = len(rest)/2, 1
+	}
+	p.at = time.Now().Add(backoff(p.tries))
+}
+
+// retry hands the pending batch again, after dropping the records older
+// than MaximumRecordAge; it reports whether nothing of the shard is pending
+// any more. A batch tried maxRetries times is skipped.
+func (p *pending) retry(ctx context.Context, pass Filter, handle Handler, maxRetries int, log *slog.Logger) bool {
+	if old := tooOld(p.records[:p.size]); old > 0 {
+		skipped(log, "stream: records skipped: older than the maximum record age", p.records[:old], p.tries)
+		p.records, p.size = p.records[old:], p.size-old
+	}
+	if p.size > 0 {
+		rest, whole := handleBatch(ctx, pass, handle, p.records[:p.size], log)
+		switch {
+		case len(rest) == 0:
+			p.records = p.records[p.size:]
+		case p.tries >= maxRetries:
+			skipped(log, "stream: batch skipped after its last retry", rest, p.tries)
+			p.records = p.records[p.size:]
+		default:
+			p.next(rest, whole, p.tries+1)
+			return false
+		}
+	} else {
+		p.records = p.records[p.size:]
+	}
+	if len(p.records) == 0 {
+		return true
+	}
+	// What follows the batch is handed as a batch of its own.
+	p.size, p.tries, p.at = len(p.records), 0, time.Time{}
+	return false
+}
+
+// tooOld returns how many of records, from the first, are older than
+// MaximumRecordAge.
+func tooOld(records []st.Record) int {
+	for i, r := range records {
+		if at := r.Dynamodb.ApproximateCreationDateTime; at == nil || time.Since(*at) <= MaximumRecordAge {
+			return i
+		}
+	}
+	return len(records)
+}
+
+// skipped logs records passed over as Lambda sends them to the on-failure
+// destination: by their sequence range.
+func skipped(log *slog.Logger, msg string, records []st.Record, retries int) {
+	log.Error(msg, "retries", retries,
+		"first_sequence_number", aws.ToString(records[0].Dynamodb.SequenceNumber),
+		"last_sequence_number", aws.ToString(records[len(records)-1].Dynamodb.SequenceNumber))
 }
 
 // backoff is the wait before handing a failed batch again: 100 ms doubling
@@ -148,29 +224,22 @@ func backoff(tries int) time.Duration {
 // handleBatch hands the records the template's filter passes to handle and
 // returns the records from the lowest failed one on (nil when all were
 // handled), as Lambda resumes a batch with ReportBatchItemFailures. A handler
-// error fails the whole batch.
-func handleBatch(ctx context.Context, pass Filter, handle Handler, records []st.Record, log *slog.Logger) []st.Record {
+// error fails the whole batch, and whole says so.
+func handleBatch(ctx context.Context, pass Filter, handle Handler, records []st.Record, log *slog.Logger) (rest []st.Record, whole bool) {
 	var ev events.DynamoDBEvent
 	for _, r := range records {
-		rec := events.DynamoDBEventRecord{
-			EventID:   aws.ToString(r.EventID),
-			EventName: string(r.EventName),
-			Change: events.DynamoDBStreamRecord{
-				SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber),
-				NewImage:       toEvents(r.Dynamodb.NewImage),
-			},
-		}
+		rec := webhook.StreamRecord(r)
 		if pass(rec) { // the event source mapping's filter
 			ev.Records = append(ev.Records, rec)
 		}
 	}
 	if len(ev.Records) == 0 {
-		return nil
+		return nil, false
 	}
 	resp, err := handle(ctx, ev)
 	if err != nil {
 		log.Error("stream: batch failed; it will be handed again", "error", err.Error())
-		return records
+		return records, true
 	}
 	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
@@ -178,49 +247,17 @@ func handleBatch(ctx context.Context, pass Filter, handle Handler, records []st.
 	}
 	for i, r := range records {
 		if failed[aws.ToString(r.Dynamodb.SequenceNumber)] {
-			log.Error("stream: delivery not recorded; the batch is handed again from it", "sequence_number", aws.ToString(r.Dynamodb.SequenceNumber))
-			return records[i:]
+			log.Error("stream: record not handled; the batch is handed again from it", "sequence_number", aws.ToString(r.Dynamodb.SequenceNumber))
+			return records[i:], false
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // toEvents converts the Streams API's attribute values into the events
-// package's, as Lambda would deliver them.
+// package's, as Lambda would deliver them (webhook.StreamImage).
 func toEvents(img map[string]st.AttributeValue) map[string]events.DynamoDBAttributeValue {
-	out := make(map[string]events.DynamoDBAttributeValue, len(img))
-	for k, v := range img {
-		out[k] = toEvent(v)
-	}
-	return out
-}
-
-func toEvent(v st.AttributeValue) events.DynamoDBAttributeValue {
-	switch v := v.(type) {
-	case *st.AttributeValueMemberS:
-		return events.NewStringAttribute(v.Value)
-	case *st.AttributeValueMemberN:
-		return events.NewNumberAttribute(v.Value)
-	case *st.AttributeValueMemberB:
-		return events.NewBinaryAttribute(v.Value)
-	case *st.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(v.Value)
-	case *st.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(v.Value)
-	case *st.AttributeValueMemberNS:
-		return events.NewNumberSetAttribute(v.Value)
-	case *st.AttributeValueMemberBS:
-		return events.NewBinarySetAttribute(v.Value)
-	case *st.AttributeValueMemberM:
-		return events.NewMapAttribute(toEvents(v.Value))
-	case *st.AttributeValueMemberL:
-		l := make([]events.DynamoDBAttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = toEvent(e)
-		}
-		return events.NewListAttribute(l)
-	}
-	return events.NewNullAttribute()
+	return webhook.StreamImage(img)
 }
 
 // streamARN returns the table's stream, or nil when it has none (logged:

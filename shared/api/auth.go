@@ -74,43 +74,66 @@ type keyCache struct {
 type cachedKey struct {
 	account business.Account
 	expires time.Time
+	// stampDue is set when the key's last use, as read from the table, is
+	// older than store.LastUsedEvery: the next request the key is
+	// permitted to make stamps it.
+	stampDue bool
 }
 
 func newKeyCache(find keyFinder, ttl time.Duration) *keyCache {
 	return &keyCache{ttl: ttl, find: find, m: map[string]cachedKey{}, now: time.Now}
 }
 
-// account returns the account of token. Returns EUNAUTHORIZED for an unknown
-// or revoked key.
-func (c *keyCache) account(ctx context.Context, token string) (business.Account, error) {
+// account returns the account of token, and use, which stamps the key's
+// last use when it is due. Returns EUNAUTHORIZED for an unknown or revoked
+// key. The caller calls use only once the route permits the key: a request
+// refused for its scope or mode writes nothing.
+func (c *keyCache) account(ctx context.Context, token string) (business.Account, func(context.Context), error) {
 	hash := business.HashAPIKey(token)
 	now := c.now()
 	c.mu.Lock()
 	e, ok := c.m[hash]
 	c.mu.Unlock()
 	if ok && now.Before(e.expires) {
-		return e.account, nil
+		return e.account, func(ctx context.Context) { c.stamp(ctx, hash, e.stampDue, now) }, nil
 	}
 	a, err := c.find.FindAccountByKeyHash(ctx, hash)
 	if err != nil {
-		return business.Account{}, err
+		return business.Account{}, nil, err
 	}
-	// The key's last use is stamped here, where the table is read anyway,
-	// when its stamp is older than store.LastUsedEvery: about one write a
-	// minute for a busy key, none on a cached request. The stamp is best
-	// effort: a request never fails for it.
-	if now.Sub(a.Key.LastUsedAt) > store.LastUsedEvery {
-		_ = c.find.StampKeyUse(ctx, hash, now)
-	}
+	// The key's last use is stamped after a read of the table, when its
+	// stamp is older than store.LastUsedEvery: about one write a minute for
+	// a busy key, none on a cached request once stamped.
+	due := now.Sub(a.Key.LastUsedAt) > store.LastUsedEvery
 	if c.ttl > 0 {
 		c.mu.Lock()
 		if len(c.m) > 10000 { // bound memory; entries are cheap to refetch
 			clear(c.m)
 		}
-		c.m[hash] = cachedKey{account: a, expires: now.Add(c.ttl)}
+		c.m[hash] = cachedKey{account: a, expires: now.Add(c.ttl), stampDue: due}
 		c.mu.Unlock()
 	}
-	return a, nil
+	return a, func(ctx context.Context) { c.stamp(ctx, hash, due, now) }, nil
+}
+
+// stamp records the use at now of the key with hash when due, and marks
+// its cached entry stamped. The stamp is best effort: a request never
+// fails for it.
+func (c *keyCache) stamp(ctx context.Context, hash string, due bool, now time.Time) {
+	if !due {
+		return
+	}
+	c.mu.Lock()
+	if e, ok := c.m[hash]; ok {
+		if !e.stampDue && e.expires.After(now) {
+			c.mu.Unlock()
+			return // a request on this process stamped it meanwhile
+		}
+		e.stampDue = false
+		c.m[hash] = e
+	}
+	c.mu.Unlock()
+	_ = c.find.StampKeyUse(ctx, hash, now)
 }
 
 // forgetHash drops the key with hash from the cache, so a key rotated or

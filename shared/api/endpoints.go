@@ -268,7 +268,9 @@ func replayEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	if err != nil {
 		return business.FieldErrors{"since": err.Error()}.Err()
 	}
-	e, err := s.store.FindEndpoint(r.Context(), acct.ID, id)
+	// Read consistently: a replay must not queue deliveries, and wake the
+	// queue, of an endpoint deleted a moment ago.
+	e, err := s.store.FindEndpointNow(r.Context(), acct.ID, id)
 	if err != nil {
 		return err
 	}

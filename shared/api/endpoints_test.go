@@ -2,8 +2,9 @@ package api_test
 
 // Contract tests of webhook endpoints (issue 22): their routes by outcome,
 // against DynamoDB Local; the CRUD test over HTTP and through the Lambda
-// path. Events to replay are written by the store's own DisableEndpoint
-// (webhook_endpoint.disabled), so these tests need no other record's events.
+// path. Events to replay are the endpoints' own (webhook_endpoint.*, the
+// disabled ones written by the store's DisableEndpoint), so these tests need
+// no other record's events.
 
 import (
 	"context"
@@ -365,16 +366,19 @@ func TestEndpointReplay(t *testing.T) {
 	e := newEnv(t)
 	c := &client{e: e}
 	ctx := context.Background()
-	start := time.Now().UTC().Add(-time.Second).Format(business.TimeFormat)
 	all := addEndpoint(t, c, "https://hooks.example.com/all", "*")
 	sales := addEndpoint(t, c, "https://hooks.example.com/sales", "sale.*")
-	// Two events: another endpoint disabled by the dispatcher, enabled by
-	// its owner, and disabled again.
 	flaky := addEndpoint(t, c, "https://hooks.example.com/flaky", "*")
+	// Replays start after the endpoints' own created events.
+	start := newestEvent(t, e)
+	// Three events: another endpoint disabled by the dispatcher, enabled by
+	// its owner, and disabled again.
 	var eventIDs []string
+	enabled := ""
 	for i, reason := range []string{"failing for 5 days", "failing again"} {
 		if i > 0 {
 			want(t, e.put(endpointsPath+"/"+flaky.ID, map[string]any{"status": "enabled"}), 200, "")
+			enabled = newestEvent(t, e)
 		}
 		disabled, err := e.store.DisableEndpoint(ctx, e.acct.ID, flaky.ID, reason, time.Now().UTC())
 		if err != nil || !disabled {
@@ -383,7 +387,7 @@ func TestEndpointReplay(t *testing.T) {
 		if again, err := e.store.DisableEndpoint(ctx, e.acct.ID, flaky.ID, reason, time.Now().UTC()); err != nil || again {
 			t.Fatalf("DisableEndpoint of a disabled endpoint: %v %v", again, err)
 		}
-		page, err := e.store.ListEvents(ctx, e.acct.ID, store.EventFilter{ResourceType: business.ResourceEndpoint, ResourceID: flaky.ID}, 10, "")
+		page, err := e.store.ListEvents(ctx, e.acct.ID, store.EventFilter{Type: business.EventEndpointDisabled, ResourceType: business.ResourceEndpoint, ResourceID: flaky.ID}, 10, "")
 		if err != nil || len(page.Items) != i+1 {
 			t.Fatalf("%d events of the endpoint (%v), want %d", len(page.Items), err, i+1)
 		}
@@ -418,15 +422,16 @@ func TestEndpointReplay(t *testing.T) {
 
 	path := endpointsPath + "/" + all.ID
 	r = e.post(path+"/replay", map[string]any{"since": start})
-	want(t, r, 200, "Events queued for replay: 2")
-	if out := replayAnswer(t, r); out.Queued != 2 || out.More || out.NextSince == nil || *out.NextSince != eventIDs[1] {
+	want(t, r, 200, "Events queued for replay: 3")
+	if out := replayAnswer(t, r); out.Queued != 3 || out.More || out.NextSince == nil || *out.NextSince != eventIDs[1] {
 		t.Fatalf("%s", r.raw)
 	}
 	r = e.get(path + "/deliveries")
-	ds := dataAs[[]endpointDelivery](t, r, "Deliveries found: 2", "deliveries")
+	ds := dataAs[[]endpointDelivery](t, r, "Deliveries found: 3", "deliveries")
 	for i, d := range ds {
-		id := eventIDs[1-i] // newest first
-		if d.EventID != id || d.WebhookID != id || d.EventType != business.EventEndpointDisabled || d.State != "pending" || d.NextAttemptAt == nil || len(d.Attempts) != 0 {
+		// Newest first.
+		id, typ := []string{eventIDs[1], enabled, eventIDs[0]}[i], []string{business.EventEndpointDisabled, business.EventEndpointEnabled, business.EventEndpointDisabled}[i]
+		if d.EventID != id || d.WebhookID != id || d.EventType != typ || d.State != "pending" || d.NextAttemptAt == nil || len(d.Attempts) != 0 {
 			t.Fatalf("delivery %d: %s", i, r.raw)
 		}
 	}
@@ -452,7 +457,8 @@ func TestEndpointReplay(t *testing.T) {
 	}
 
 	// An event id is where the last replay stopped: the events after it.
-	fresh := addEndpoint(t, c, "https://hooks.example.com/fresh", "webhook_endpoint.*")
+	fresh := addEndpoint(t, c, "https://hooks.example.com/fresh", "webhook_endpoint.disabled")
+	newest := newestEvent(t, e) // fresh's created event
 	r = e.post(endpointsPath+"/"+fresh.ID+"/replay", map[string]any{"since": eventIDs[0]})
 	want(t, r, 200, "Events queued for replay: 1")
 	if ds := dataAs[[]endpointDelivery](t, e.get(endpointsPath+"/"+fresh.ID+"/deliveries?state=pending"), "Deliveries found: 1", "deliveries"); ds[0].EventID != eventIDs[1] {
@@ -461,34 +467,57 @@ func TestEndpointReplay(t *testing.T) {
 	// The events it does not subscribe to are read, not queued.
 	r = e.post(endpointsPath+"/"+sales.ID+"/replay", map[string]any{"since": start})
 	want(t, r, 200, "Events queued for replay: 0")
-	if out := replayAnswer(t, r); out.More || out.NextSince == nil || *out.NextSince != eventIDs[1] {
+	if out := replayAnswer(t, r); out.More || out.NextSince == nil || *out.NextSince != newest {
 		t.Fatalf("%s", r.raw)
 	}
 	want(t, e.get(endpointsPath+"/"+sales.ID+"/deliveries"), 200, "Deliveries found: 0")
-	r = e.post(path+"/replay", map[string]any{"since": eventIDs[1]})
+	r = e.post(path+"/replay", map[string]any{"since": newest})
 	if out := replayAnswer(t, r); out.Queued != 0 || out.More || out.NextSince != nil {
 		t.Fatalf("nothing after the last event: %s", r.raw)
 	}
 
 	// One request reads at most its bound, and says where to go on.
-	other := addEndpoint(t, c, "https://hooks.example.com/other", "*")
+	other := addEndpoint(t, c, "https://hooks.example.com/other", "webhook_endpoint.disabled")
 	ep, err := e.store.FindEndpoint(ctx, e.acct.ID, other.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := business.EventIDAt(time.Now().Add(-time.Minute))
-	after := at[:len(at)-1]
+	after := start
 	for i, want := range []struct {
 		queued int
 		more   bool
 		last   string
-	}{{1, true, eventIDs[0]}, {1, false, eventIDs[1]}} {
+	}{{1, true, eventIDs[0]}, {0, true, enabled}, {1, true, eventIDs[1]}} {
 		queued, more, last, err := e.store.ReplayEndpoint(ctx, e.acct.ID, ep, after, 1, time.Now().UTC())
 		if err != nil || queued != want.queued || more != want.more || last != want.last {
 			t.Fatalf("call %d: %d %v %q %v, want %+v", i, queued, more, last, err, want)
 		}
 		after = last
 	}
+
+	// A delete between the replay's read of the endpoint and its queue's
+	// wake: the replay answers not found and leaves no queue behind.
+	gone := addEndpoint(t, c, "https://hooks.example.com/gone", "webhook_endpoint.disabled")
+	if ep, err = e.store.FindEndpoint(ctx, e.acct.ID, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	want(t, e.req("DELETE", endpointsPath+"/"+gone.ID, e.key, nil), 200, "")
+	if _, _, _, err := e.store.ReplayEndpoint(ctx, e.acct.ID, ep, start, 10, time.Now().UTC()); business.ErrorCode(err) != business.ENOTFOUND {
+		t.Fatalf("a replay racing the endpoint's delete: %v, want not found", err)
+	}
+	if q, err := e.store.FindQueue(ctx, store.EndpointQueue(e.acct.ID, gone.ID)); err != nil || !q.ReadyAt.IsZero() || q.Gen != 0 {
+		t.Fatalf("the deleted endpoint's queue after the replay: %+v %v", q, err)
+	}
+}
+
+// newestEvent returns the id of the account's newest event.
+func newestEvent(t *testing.T, e *env) string {
+	t.Helper()
+	page, err := e.store.ListEvents(context.Background(), e.acct.ID, store.EventFilter{}, 1, "")
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("the newest event: %d %v", len(page.Items), err)
+	}
+	return eventID(t, page.Items[0])
 }
 
 // replayAnswer decodes a replay's data.

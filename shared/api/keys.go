@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -132,9 +133,19 @@ func clearTestData(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 	return writeOK(w, "Test data cleared", map[string]any{"purge_complete": true})
 }
 
-// purgeBudget bounds the deletes one clear request makes, so that it ends
-// well inside its function's timeout.
-const purgeBudget = 2000
+// purgeBudget bounds the deletes one clear request makes, purgeTwins the
+// retired twins it walks (each walk reads some 15 partitions, whether or
+// not anything is left in them), and purgeTime how long it deletes: well
+// inside API Gateway's 30 s and the function's Timeout (29 s), and never
+// later than purgeMargin before the request's own deadline (the function's,
+// on Lambda), so the clear answers its 202 in time whatever DynamoDB does.
+// The rest waits for the next clear.
+const (
+	purgeBudget = 2000
+	purgeTwins  = 8
+	purgeTime   = 10 * time.Second
+	purgeMargin = 3 * time.Second
+)
 
 // retiredGrace is how long a retired test twin may still be written after
 // its clear: by a test key cached on another warm process (MaxKeyCacheTTL,
@@ -143,26 +154,47 @@ const purgeBudget = 2000
 // stays on the purging list, so that the next clear deletes such writes too.
 const retiredGrace = 5 * time.Minute
 
-// purgeRetired deletes the items of the account's retired test twins, up to
-// purgeBudget, and reports whether any remain.
+// purgeRetired deletes the items of the account's retired test twins,
+// oldest first, within purgeBudget, purgeTwins and purgeTime, and reports
+// whether any remain.
 func (s *Server) purgeRetired(r *http.Request, account string) (bool, error) {
 	twins, err := s.store.Purging(r.Context(), account)
 	if err != nil {
 		return false, err
 	}
+	limit := s.purgeFor
+	if limit <= 0 {
+		limit = purgeTime
+	}
+	stop := time.Now().Add(limit)
+	if d, ok := r.Context().Deadline(); ok && d.Add(-purgeMargin).Before(stop) {
+		stop = d.Add(-purgeMargin)
+	}
+	ctx, cancel := context.WithDeadline(r.Context(), stop)
+	defer cancel()
+	// A stop at the purge's own deadline is no fault: the rest waits.
+	stopped := func(err error) (bool, error) {
+		if ctx.Err() != nil && r.Context().Err() == nil {
+			return true, nil
+		}
+		return false, err
+	}
 	budget := purgeBudget
-	for _, twin := range twins {
-		done, n, err := s.store.PurgeAccount(r.Context(), twin.ID, budget)
+	for i, twin := range twins {
+		if i == purgeTwins {
+			return true, nil
+		}
+		done, n, err := s.store.PurgeAccount(ctx, twin.ID, budget)
 		if err != nil {
-			return false, err
+			return stopped(err)
 		}
 		budget -= n
 		if !done {
 			return true, nil
 		}
 		if s.store.Now().Sub(twin.At) > retiredGrace {
-			if err := s.store.Purged(r.Context(), account, twin); err != nil {
-				return false, err
+			if err := s.store.Purged(ctx, account, twin); err != nil {
+				return stopped(err)
 			}
 		}
 	}

@@ -944,6 +944,7 @@ func TestTestModeIsolation(t *testing.T) {
 		}
 		evIDs := map[string][]string{}
 		evTypes := map[string][]string{}
+		keyEvents := map[string][]string{}
 		for i, m := range modes {
 			other := modes[1-i]
 			sameList(t, m.c, "/api/v1/customers", "customers", "name", m.tag+" Ama")
@@ -995,7 +996,17 @@ func TestTestModeIsolation(t *testing.T) {
 			for _, ev := range evs {
 				evIDs[m.name] = append(evIDs[m.name], fmt.Sprint(ev["id"]))
 				res, _ := ev["resource"].(map[string]any)
-				evTypes[m.name] = append(evTypes[m.name], fmt.Sprintf("%v %v/%v", ev["type"], res["type"], res["id"]))
+				switch res["type"] {
+				case business.ResourceAPIKey:
+					// The key events of the key made for the test data: in
+					// its feed alone.
+					keyEvents[m.name] = append(keyEvents[m.name], fmt.Sprintf("%v %v", ev["type"], res["id"]))
+				case business.ResourceEndpoint, business.ResourceSettings:
+					// Endpoint ids are random; the settings' id is the mode's account.
+					evTypes[m.name] = append(evTypes[m.name], fmt.Sprintf("%v %v", ev["type"], res["type"]))
+				default:
+					evTypes[m.name] = append(evTypes[m.name], fmt.Sprintf("%v %v/%v", ev["type"], res["type"], res["id"]))
+				}
 				if lm, ok := ev["livemode"].(bool); !ok || lm != m.live {
 					t.Errorf("%s: event %v %v has livemode %v", m.name, ev["id"], ev["type"], ev["livemode"])
 				}
@@ -1023,6 +1034,8 @@ func TestTestModeIsolation(t *testing.T) {
 			}
 		}
 		same(t, resp{method: "GET", path: "/api/v1/events (live -want, test +got)"}, evTypes["live"], evTypes["test"])
+		same(t, resp{method: "GET", path: "/api/v1/events (the api_key events by mode)"},
+			map[string][]string{"test": {"api_key.created " + tk.ID}}, keyEvents)
 
 		// Settings are the business's: the same in both modes.
 		settings := func(c kc) any {
@@ -1318,6 +1331,36 @@ func TestKeyLastUsed(t *testing.T) {
 	})
 }
 
+// TestKeyForbiddenStampsNothing: a request refused 403 for a scope its key
+// lacks leaves the key's last_used_at as it was (null for a key never
+// used), on a cold read of the key and on a warm one; the key's next
+// permitted request, served from the cache, stamps it.
+func TestKeyForbiddenStampsNothing(t *testing.T) {
+	keyPaths(t, api.DefaultKeyCacheTTL, func(t *testing.T, e *env, c kc) {
+		k := mkKey(t, c, "till", "live", "sales:read")
+		lastUsed := func() *string {
+			t.Helper()
+			for _, x := range keysListed(t, c) {
+				if x.ID == k.ID {
+					return x.LastUsedAt
+				}
+			}
+			t.Fatalf("key %s is not listed", k.ID)
+			return nil
+		}
+		for _, when := range []string{"cold", "warm"} {
+			wantExact(t, c.as(k.Key).post(t, "/api/v1/customers/add", map[string]any{"name": "Kojo"}), 403, lacks("customers:write"))
+			if s := lastUsed(); s != nil {
+				t.Fatalf("a %s request refused for its scope stamped last_used_at %q", when, *s)
+			}
+		}
+		want(t, c.as(k.Key).get(t, "/api/v1/user/authenticate"), 200, "Authenticated")
+		if lastUsed() == nil {
+			t.Fatal("a permitted request after the refused ones left last_used_at null")
+		}
+	})
+}
+
 // keyInbox is a receiver that records the bodies it gets.
 type keyInbox struct {
 	*httptest.Server
@@ -1395,10 +1438,17 @@ func TestTestModeWebhooks(t *testing.T) {
 		want(t, m.c.post(t, "/api/v1/sales/add", map[string]any{"customer_id": 1, "sub_total_amount": "10.00", "total_amount": "10.00",
 			"amount_paid": m.pay, "invoice_type": "pos", "payment_type": "Cash", "due_date": "2026-12-01"}), 200, "")
 	}
-	feeds := map[string][]string{}
+	// feeds are each mode's events, owed holds those its endpoint must get:
+	// the test key's api_key.created is in the test feed from before any
+	// endpoint, so the endpoint gets it only if the stream's fan-out read
+	// the endpoints after it was made.
+	feeds, owed := map[string][]string{}, map[string][]string{}
 	for _, m := range modes {
 		for _, ev := range listed(t, m.c, "/api/v1/events?limit=100", "events") {
 			feeds[m.name] = append(feeds[m.name], ev["id"].(string))
+			if ev["type"] != "api_key.created" {
+				owed[m.name] = append(owed[m.name], ev["id"].(string))
+			}
 		}
 	}
 	type head struct {
@@ -1416,14 +1466,14 @@ func TestTestModeWebhooks(t *testing.T) {
 				got = append(got, h.ID)
 			}
 			all := true
-			for _, id := range feeds[m.name] {
+			for _, id := range owed[m.name] {
 				all = all && slices.Contains(got, id)
 			}
 			if all && len(m.cb.bodies()) >= 1 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: after 90 s the endpoint got %d of the %d events (%v), the callback %d bodies", m.name, len(got), len(feeds[m.name]), got, len(m.cb.bodies()))
+				t.Fatalf("%s: after 90 s the endpoint got %d of the %d events (%v), the callback %d bodies", m.name, len(got), len(owed[m.name]), got, len(m.cb.bodies()))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

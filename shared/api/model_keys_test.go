@@ -158,6 +158,13 @@ const (
 
 func modelLacksScope(scope string) string { return "This API key lacks the scope " + scope }
 
+// routeRefusal is the 403 text the route itself gives key k ("" when it
+// serves k).
+func (m *model) routeRefusal(method, path string, k *mKey) string {
+	why, _ := m.refusal(method, path, k)
+	return why
+}
+
 // refusal is the 403 text a request with key k must get ("" when k may send
 // it: its answer is then the book's), and the "*" key of the mode the route
 // serves, which may send it instead.

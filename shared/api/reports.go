@@ -129,6 +129,9 @@ type figuresJSON struct {
 	Net               string            `json:"net"`
 	CollectedByMethod map[string]string `json:"collected_by_method"`
 	ExpensesByType    map[string]string `json:"expenses_by_type"`
+	// ExpensesOtherTypes is the expenses of the types past the
+	// business.MaxExpenseTypes that ExpensesByType names.
+	ExpensesOtherTypes string `json:"expenses_other_types"`
 }
 
 func centsMap(m map[string]int64) map[string]string {
@@ -142,7 +145,7 @@ func centsMap(m map[string]int64) map[string]string {
 func toFiguresJSON(f business.Figures) figuresJSON {
 	return figuresJSON{SalesCount: f.SalesCount, Invoiced: money.FormatCents(f.Invoiced), Collected: money.FormatCents(f.Collected),
 		Refunded: money.FormatCents(f.Refunded), Expenses: money.FormatCents(f.Expenses), Net: money.FormatCents(f.Net()),
-		CollectedByMethod: centsMap(f.ByMethod), ExpensesByType: centsMap(f.ByType)}
+		CollectedByMethod: centsMap(f.ByMethod), ExpensesByType: centsMap(f.ByType), ExpensesOtherTypes: money.FormatCents(f.OtherTypes)}
 }
 
 func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,7 @@ type figuresWire struct {
 	Net               string            `json:"net"`
 	CollectedByMethod map[string]string `json:"collected_by_method"`
 	ExpensesByType    map[string]string `json:"expenses_by_type"`
+	ExpensesOther     string            `json:"expenses_other_types"`
 }
 
 // String is the figures in one line, for comparisons that show what differs.
@@ -61,6 +63,7 @@ type summaryWire struct {
 	Timezone string        `json:"timezone"`
 	Currency string        `json:"currency"`
 	AsOf     string        `json:"as_of"`
+	Complete bool          `json:"complete"`
 	Periods  []figuresWire `json:"periods"`
 	Totals   figuresWire   `json:"totals"`
 }
@@ -447,4 +450,63 @@ func TestReportCountsRecordsFromBeforeReports(t *testing.T) {
 	if before.Periods[0].Invoiced != "10.00" || before.Periods[1].Refunded != "1.00" {
 		t.Fatalf("before stripping: %s", before.lines())
 	}
+}
+
+// TestReportManyExpenseTypes: 55 expenses of distinct 100-character types
+// in one month. A day's and a month's figures name 50 types and sum the
+// rest as expenses_other_types: the summary, by day and by month, names 50
+// and is complete and exact to the cent. A change that can be neither
+// counted nor set aside (DynamoDB refuses its set-aside copy's key) leaves
+// every summary answering 200 with complete false, never 500.
+func TestReportManyExpenseTypes(t *testing.T) {
+	e := newSaleEnv(t)
+	c := &client{e: e}
+	e.clock.set(t, "2026-04-01 10:00:00")
+	var total int64
+	for i := range 55 {
+		total += int64(i+1)*100 + int64(i)
+		r := c.post(t, "/api/v1/expenses/add", map[string]any{"expense_type": fmt.Sprintf("%s%03d", strings.Repeat("é", 97), i),
+			"expense_amount": fmt.Sprintf("%d.%02d", i+1, i), "payment_method": "Cash", "created_by": "Ama"})
+		want(t, r, 200, "")
+	}
+	cents := func(s string) int64 {
+		n, err := strconv.ParseInt(strings.Replace(s, ".", "", 1), 10, 64)
+		if err != nil {
+			t.Fatalf("%q is not money", s)
+		}
+		return n
+	}
+	check := func(query string, complete bool) {
+		t.Helper()
+		got := summary(t, c, query)
+		for _, f := range append(got.Periods, got.Totals) {
+			var named int64
+			for _, v := range f.ExpensesByType {
+				named += cents(v)
+			}
+			if f.Expenses == "0.00" {
+				continue
+			}
+			if cents(f.Expenses) != total || len(f.ExpensesByType) != 50 || named+cents(f.ExpensesOther) != total || f.ExpensesOther == "0.00" {
+				t.Fatalf("%s: %s of expenses in %d types naming %d, %s in other types; want %d cents in 50 types and the rest",
+					query, f.Expenses, len(f.ExpensesByType), named, f.ExpensesOther, total)
+			}
+		}
+		if got.Complete != complete {
+			t.Fatalf("%s: complete %v, want %v", query, got.Complete, complete)
+		}
+	}
+	check("from=2026-04-01&to=2026-04-30&group_by=month", true)
+	check("from=2026-04-01&to=2026-04-02&group_by=day", true)
+
+	_, err := e.store.Client().PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(e.store.Table()), Item: map[string]types.AttributeValue{
+		"PK":   &types.AttributeValueMemberS{Value: "A#" + e.acct.ID + "#REPORT#PEND0"},
+		"SK":   &types.AttributeValueMemberS{Value: "PEND#evt_" + strings.Repeat("x", 1014)}, // PARKED#<id>: 1,025 bytes
+		"type": &types.AttributeValueMemberS{Value: "figures"}, "account_id": &types.AttributeValueMemberS{Value: e.acct.ID},
+		"changes": &types.AttributeValueMemberS{Value: "not json"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("from=2026-04-01&to=2026-04-30&group_by=month", false)
+	check("from=2026-04-01&to=2026-04-02&group_by=day", false)
 }

@@ -37,6 +37,10 @@ type Server struct {
 	// devserver's setting); sender makes test notifications.
 	allowPrivate bool
 	sender       *webhook.Sender
+
+	// purgeFor is how long a clear of the test data may delete the records
+	// of retired twins (0: the default, see purgeTime).
+	purgeFor time.Duration
 }
 
 // NewServer returns a Server over st. keyTTL bounds how long a rotated API key
@@ -260,12 +264,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt Route) error {
 		}
 		return business.Errorf(business.EUNAUTHORIZED, msgAuthInvalid)
 	}
-	acct, err := s.keys.account(r.Context(), token)
+	acct, use, err := s.keys.account(r.Context(), token)
 	if err != nil {
 		return err
 	}
 	if err := rt.permits(acct); err != nil {
 		return err
 	}
+	use(r.Context())
 	return rt.handle(s, w, r, acct)
 }

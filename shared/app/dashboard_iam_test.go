@@ -389,4 +389,5 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 	if n := len(rec.used[dashboard.FunctionAssets]); n > 0 {
 		t.Errorf("%s made %d kinds of DynamoDB call, want none", dashboard.FunctionAssets, n)
 	}
+	storeCoverage.flowDone(t, "dashboard")
 }

@@ -19,10 +19,29 @@ import (
 // share of dashboard.Routes.
 var dashboardFunctions = []string{dashboard.FunctionAssets, dashboard.FunctionAuth, dashboard.FunctionPages, dashboard.FunctionActions}
 
-// dashboardFallback is the greedy route that sends every other GET under
-// /dashboard/ to the pages function, so an unknown dashboard path gets the
-// dashboard's own 404 page rather than the API's JSON one.
-const dashboardFallback = "GET /dashboard/{proxy+}"
+// dashboardFallback is the routes that send every other request on
+// /dashboard and under it to the pages function (any method: an HTTP API's
+// route takes its own method only, HEAD not for GET), so an unknown path or
+// method gets the dashboard's own answer rather than the API's JSON one.
+var dashboardFallback = []string{"ANY /dashboard", "ANY /dashboard/{proxy+}"}
+
+// dashboardGatewayRoutes is the template's routes of dashboard function fn:
+// its share of dashboard.Routes, HEAD with each of its GET routes unless
+// the pages function's fallback takes that HEAD to the function serving
+// it, and the fallback for the pages function.
+func dashboardGatewayRoutes(fn string) []string {
+	var out []string
+	for _, rt := range dashboard.RoutesOf(fn) {
+		out = append(out, rt.Method+" "+rt.Path)
+		if rt.Method == "GET" && fn != dashboard.FunctionPages {
+			out = append(out, "HEAD "+rt.Path)
+		}
+	}
+	if fn == dashboard.FunctionPages {
+		out = append(out, dashboardFallback...)
+	}
+	return out
+}
 
 // isDashboardFunction reports whether the template's resource id is one of
 // the dashboard's functions.
@@ -32,7 +51,8 @@ func isDashboardFunction(id string) bool {
 
 // TestDashboardTemplateMatchesRoutes: each dashboard function of
 // template.yaml has one HttpApi event per route of its share of
-// dashboard.Routes (and the pages function the fallback), is built by the
+// dashboard.Routes (with HEAD, and the pages function the fallback: see
+// dashboardGatewayRoutes), is built by the
 // makefile builder from its own folder, whose main starts it; no other
 // function serves a dashboard path.
 func TestDashboardTemplateMatchesRoutes(t *testing.T) {
@@ -58,12 +78,7 @@ func TestDashboardTemplateMatchesRoutes(t *testing.T) {
 			}
 			inTemplate = append(inTemplate, p["Method"].(string)+" "+p["Path"].(string))
 		}
-		for _, rt := range dashboard.RoutesOf(fn) {
-			inRoutes = append(inRoutes, rt.Method+" "+rt.Path)
-		}
-		if fn == dashboard.FunctionPages {
-			inRoutes = append(inRoutes, dashboardFallback)
-		}
+		inRoutes = dashboardGatewayRoutes(fn)
 		sort.Strings(inTemplate)
 		sort.Strings(inRoutes)
 		if d := cmp.Diff(inRoutes, inTemplate); d != "" {

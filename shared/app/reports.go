@@ -24,8 +24,15 @@ func IsFiguresInsert(r events.DynamoDBEventRecord) bool {
 // ApplyReportFigures returns the apply-report-figures function's handler:
 // it applies each figures item of a batch to its account's report days
 // (store.ApplyFigures; an item applied already, by a report that could not
-// wait, is skipped). An account whose items could not be applied has them
-// reported by sequence number, so the batch is handed again from the first.
+// wait, is skipped). The items of an account that is gone (a test twin
+// retired by a clear, whose figures the stream still carries for a while;
+// the account is read consistently, so a miss is final) are logged and
+// passed over: reported, they would hold every later record of the shard,
+// every merchant's, until their retries ran out, and the purge deletes
+// them with the rest of the twin. An account whose items could not be
+// applied for a passing cause has them reported by sequence number, so the
+// batch is handed again from the first of them (its other items, applied
+// already, are skipped then).
 func ApplyReportFigures(st *store.Store, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		var resp events.DynamoDBEventResponse
@@ -45,7 +52,12 @@ func ApplyReportFigures(st *store.Store, log *slog.Logger) func(context.Context,
 			seqs[acct] = append(seqs[acct], r.Change.SequenceNumber)
 		}
 		for _, acct := range order {
-			if _, err := st.ApplyFigures(ctx, acct, byAccount[acct]); err != nil {
+			_, err := st.ApplyFigures(ctx, acct, byAccount[acct])
+			if err != nil && webhook.Unprocessable(err) {
+				log.WarnContext(ctx, "report figures not applied: the record cannot be processed; passed over", "account_id", acct, "items", len(byAccount[acct]), "error", err.Error())
+				continue
+			}
+			if err != nil {
 				log.ErrorContext(ctx, "report figures not applied; the batch is handed again", "account_id", acct, "error", err.Error())
 				for _, s := range seqs[acct] {
 					resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: s})

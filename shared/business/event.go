@@ -33,6 +33,23 @@ const (
 	eventIDSequenceHexDigit = 2
 )
 
+// Configuration events: a change of the account's set-up, not of its books,
+// written in the change's transaction as every event is. Their data names
+// what changed and never holds a secret, a key or a hash: an endpoint as its
+// GET answers it, a key as its list shows it without its prefix, settings by
+// the names of the fields that changed.
+const (
+	EventEndpointCreated       = "webhook_endpoint.created"
+	EventEndpointUpdated       = "webhook_endpoint.updated"
+	EventEndpointEnabled       = "webhook_endpoint.enabled"
+	EventEndpointDeleted       = "webhook_endpoint.deleted"
+	EventEndpointSecretRotated = "webhook_endpoint.secret_rotated"
+	EventAPIKeyCreated         = "api_key.created"
+	EventAPIKeyRevoked         = "api_key.revoked"
+	EventAPIKeyRotated         = "api_key.rotated"
+	EventSettingsUpdated       = "settings.updated"
+)
+
 // EventEndpointTest is the type of the event an endpoint's test send posts
 // to it alone. It is not in EventTypes: no change makes it, the feed never
 // lists it, and no endpoint subscribes to it.
@@ -43,7 +60,9 @@ var EventTypes = []string{
 	EventSaleCreated, EventSaleUpdated, EventSaleVoided, EventPaymentReceived, EventPaymentRefunded,
 	EventExpenseCreated, EventExpenseUpdated, EventItemCreated, EventItemUpdated, EventItemStockLow,
 	EventItemOutOfStock, EventStockAdjusted, EventCustomerCreated, EventCustomerUpdated,
-	EventCategoryCreated, EventCategoryUpdated, EventEndpointDisabled,
+	EventCategoryCreated, EventCategoryUpdated, EventEndpointCreated, EventEndpointUpdated,
+	EventEndpointEnabled, EventEndpointDisabled, EventEndpointDeleted, EventEndpointSecretRotated,
+	EventAPIKeyCreated, EventAPIKeyRevoked, EventAPIKeyRotated, EventSettingsUpdated,
 }
 
 // Resource kinds an event names.
@@ -54,10 +73,16 @@ const (
 	ResourceCustomer = "customer"
 	ResourceCategory = "category"
 	ResourceEndpoint = "webhook_endpoint"
+	ResourceAPIKey   = "api_key"
+	// ResourceSettings is the account's settings (its name, timezone and
+	// webhook): the id is the account's.
+	ResourceSettings = "settings"
 )
 
 // EventResource names the record an event describes and its version after
-// the change (the number in its ETag).
+// the change (the number in its ETag). An API key and the settings have no
+// version of their own: theirs is the account's, which every change of
+// either bumps (a deleted endpoint's is one past its last).
 type EventResource struct {
 	Type    string `json:"type"`
 	ID      string `json:"id"`
@@ -132,7 +157,8 @@ func EventTime(id string) time.Time {
 }
 
 // ResourceTypes are the kinds of record events describe.
-var ResourceTypes = []string{ResourceSale, ResourceExpense, ResourceItem, ResourceCustomer, ResourceCategory, ResourceEndpoint}
+var ResourceTypes = []string{ResourceSale, ResourceExpense, ResourceItem, ResourceCustomer, ResourceCategory, ResourceEndpoint,
+	ResourceAPIKey, ResourceSettings}
 
 // EventResourceType returns the kind of record every event matching
 // pattern p describes, or "" when it may be more than one ("*").
@@ -142,7 +168,7 @@ func EventResourceType(p string) string {
 		return ResourceSale
 	case "item", "stock":
 		return ResourceItem
-	case "expense", "customer", "category", "webhook_endpoint":
+	case "expense", "customer", "category", "webhook_endpoint", "api_key", "settings":
 		return EventFamily(p)
 	}
 	return ""

@@ -102,8 +102,15 @@ func phc(m, t uint32, p uint8, salt, sum []byte) string {
 }
 
 // dummyHash is verified against when an email has no owner, so that a
-// sign-in takes as long whether or not the email is known.
-var dummyHash = HashPassword("not a password anyone has")
+// sign-in takes as long whether or not the email is known. It is
+// HashPassword(dummyPassword) made once and kept as a constant: hashing it
+// when the package loads would cost every function's cold start an argon2id
+// hash (19 MiB, tens of milliseconds) that only a sign-in uses. A test
+// checks it still has HashPassword's parameters.
+const (
+	dummyPassword = "not a password anyone has"
+	dummyHash     = "$argon2id$v=19$m=19456,t=2,p=1$meBs7tTmy29CPSju57g5OQ$yRrMr9ctO2flkC6f837qfSzcqb14eAvVvDhYhUtzSOo"
+)
 
 // VerifyPassword reports whether password matches hash (a HashPassword
 // result, with its own parameters). An empty or malformed hash matches
@@ -183,35 +190,30 @@ func ValidCSRF(sessionID, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(CSRFToken(sessionID)), []byte(token)) == 1
 }
 
-// SignInLockout returns how long an email whose failed sign-ins happened at
-// fails must wait before trying again (0 when it may try now): once
-// SignInFailures of them fall within SignInWindow before now, until the
-// oldest of those leaves the window.
-func SignInLockout(fails []time.Time, now time.Time) time.Duration {
-	recent := recentFailures(fails, now)
-	if len(recent) < SignInFailures {
+// SignInLockout returns how long a count of sign-in attempts whose failures
+// happened at fails must wait before trying again (0 when it may try now):
+// once limit of them fall within SignInWindow before now, until the oldest
+// of those leaves the window.
+func SignInLockout(fails []time.Time, now time.Time, limit int) time.Duration {
+	recent := RecentSignInFailures(fails, now, limit)
+	if len(recent) < limit {
 		return 0
 	}
-	wait := recent[len(recent)-SignInFailures].Add(SignInWindow).Sub(now)
+	wait := recent[len(recent)-limit].Add(SignInWindow).Sub(now)
 	return max(wait, time.Second)
 }
 
-// recentFailures keeps the failures within SignInWindow before now, oldest
-// first, at most SignInFailures of them (the newest).
-func recentFailures(fails []time.Time, now time.Time) []time.Time {
+// RecentSignInFailures keeps the failures within SignInWindow before now,
+// oldest first, at most limit of them (the newest): all a count must keep.
+func RecentSignInFailures(fails []time.Time, now time.Time, limit int) []time.Time {
 	var recent []time.Time
 	for _, f := range fails {
 		if now.Sub(f) < SignInWindow {
 			recent = append(recent, f)
 		}
 	}
-	if len(recent) > SignInFailures {
-		recent = recent[len(recent)-SignInFailures:]
+	if len(recent) > limit {
+		recent = recent[len(recent)-limit:]
 	}
 	return recent
-}
-
-// AddSignInFailure returns the failures to keep after one more at now.
-func AddSignInFailure(fails []time.Time, now time.Time) []time.Time {
-	return recentFailures(append(fails, now), now)
 }

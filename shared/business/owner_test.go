@@ -86,24 +86,29 @@ func TestSignInLockout(t *testing.T) {
 	now := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
 	var fails []time.Time
 	for i := range SignInFailures {
-		if SignInLockout(fails, now) != 0 {
+		if SignInLockout(fails, now, SignInFailures) != 0 {
 			t.Fatalf("locked after %d failures", i)
 		}
-		fails = AddSignInFailure(fails, now.Add(-time.Duration(SignInFailures-i)*time.Minute))
+		at := now.Add(-time.Duration(SignInFailures-i) * time.Minute)
+		fails = RecentSignInFailures(append(fails, at), at, SignInFailures)
 	}
 	// Five failures 5, 4, 3, 2 and 1 minutes ago: locked until the oldest is
 	// 15 minutes old, 10 minutes from now.
-	if got := SignInLockout(fails, now); got != 10*time.Minute {
+	if got := SignInLockout(fails, now, SignInFailures); got != 10*time.Minute {
 		t.Fatalf("lockout %v, want 10m", got)
 	}
-	if got := SignInLockout(fails, now.Add(10*time.Minute)); got != 0 {
+	if got := SignInLockout(fails, now.Add(10*time.Minute), SignInFailures); got != 0 {
 		t.Fatalf("still locked when the oldest failure is 15 minutes old: %v", got)
 	}
 	for range 20 {
-		fails = AddSignInFailure(fails, now)
+		fails = RecentSignInFailures(append(fails, now), now, SignInFailures)
 	}
 	if len(fails) != SignInFailures {
 		t.Fatalf("kept %d failures", len(fails))
+	}
+	// A client's count has a limit of its own.
+	if SignInLockout(fails, now, SignInFailures+1) != 0 || len(RecentSignInFailures(fails, now, 2)) != 2 {
+		t.Fatal("the limit is not the count's own")
 	}
 	csrf := CSRFToken("session-a")
 	if !ValidCSRF("session-a", csrf) || ValidCSRF("session-b", csrf) || ValidCSRF("session-a", "") {

@@ -3,6 +3,7 @@ package business
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -124,10 +125,21 @@ type Figures struct {
 	Refunded   int64
 	Expenses   int64
 	// ByMethod is collected by the payment's method; ByType is expenses by
-	// expense_type.
-	ByMethod map[string]int64
-	ByType   map[string]int64
+	// expense_type, naming at most MaxExpenseTypes types, and OtherTypes
+	// the expenses of the types past them: ByType's sum and OtherTypes
+	// make Expenses, to the cent.
+	ByMethod   map[string]int64
+	ByType     map[string]int64
+	OtherTypes int64
 }
+
+// MaxExpenseTypes is how many expense types a day's or a month's figures
+// name, and each period and the totals of a summary: the expenses of any
+// other type are summed as OtherTypes. It bounds what one day's or month's
+// sums keep (50 names of at most 100 characters, 400 bytes each: about
+// 21 KB, far inside the 400 KB DynamoDB lets an item hold), whatever the
+// number of distinct types written, and what a summary answers.
+const MaxExpenseTypes = 50
 
 // Net is collected less refunded and expenses.
 func (f Figures) Net() int64 { return f.Collected - f.Refunded - f.Expenses }
@@ -141,6 +153,7 @@ func (f *Figures) Add(g Figures) {
 	f.Expenses += g.Expenses
 	f.ByMethod = addAll(f.ByMethod, g.ByMethod)
 	f.ByType = addAll(f.ByType, g.ByType)
+	f.OtherTypes += g.OtherTypes
 }
 
 func addAll(m, n map[string]int64) map[string]int64 {
@@ -162,7 +175,57 @@ func addAll(m, n map[string]int64) map[string]int64 {
 // IsZero reports whether f moves nothing.
 func (f Figures) IsZero() bool {
 	return f.SalesCount == 0 && f.Invoiced == 0 && f.Collected == 0 && f.Refunded == 0 && f.Expenses == 0 &&
-		len(f.ByMethod) == 0 && len(f.ByType) == 0
+		len(f.ByMethod) == 0 && len(f.ByType) == 0 && f.OtherTypes == 0
+}
+
+// FoldTypes splits byType, expenses by type to add to a day's or a month's
+// figures that name count types already (named tells which), into the
+// types to name and the cents to add to OtherTypes: a type named already
+// stays named; a new one is named while fewer than MaxExpenseTypes are;
+// the rest are folded. A day's or month's figures never stop naming a type
+// and never name more than MaxExpenseTypes, so each type is, in them,
+// either always named or always folded: its edits and corrections land
+// where it was counted. New types are taken by name, so appliers that read
+// the same figures split alike. added is how many types it names anew.
+func FoldTypes(byType map[string]int64, named func(string) bool, count int) (keep map[string]int64, other int64, added int) {
+	keep = map[string]int64{}
+	for _, t := range slices.Sorted(maps.Keys(byType)) {
+		switch {
+		case named(t):
+		case count+added < MaxExpenseTypes:
+			added++
+		default:
+			other += byType[t]
+			continue
+		}
+		keep[t] = byType[t]
+	}
+	return keep, other, added
+}
+
+// LimitTypes folds f's expense types past MaxExpenseTypes into OtherTypes:
+// the largest (by amount, then by name) stay named.
+func (f *Figures) LimitTypes() {
+	if len(f.ByType) <= MaxExpenseTypes {
+		return
+	}
+	names := slices.Collect(maps.Keys(f.ByType))
+	size := func(t string) int64 {
+		if v := f.ByType[t]; v < 0 {
+			return -v
+		}
+		return f.ByType[t]
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a, b := size(names[i]), size(names[j]); a != b {
+			return a > b
+		}
+		return names[i] < names[j]
+	})
+	for _, t := range names[MaxExpenseTypes:] {
+		f.OtherTypes += f.ByType[t]
+		delete(f.ByType, t)
+	}
 }
 
 // Clone returns f with maps of its own.
@@ -386,7 +449,8 @@ type PeriodFigures struct {
 // Summarize adds each day's figures (by local date) into the periods, and
 // the periods into the totals; a whole month takes its month's sums (by
 // yyyy-mm) instead, when months is given. Days outside every period are
-// left out.
+// left out. Each period and the totals name at most MaxExpenseTypes
+// expense types (LimitTypes).
 func Summarize(periods []Period, days, months map[string]Figures) ([]PeriodFigures, Figures) {
 	out := make([]PeriodFigures, len(periods))
 	var total Figures
@@ -399,16 +463,17 @@ func Summarize(periods []Period, days, months map[string]Figures) ([]PeriodFigur
 		out[i].Period = p
 		if months != nil && p.FullMonth() {
 			out[i].Add(months[p.Start[:7]])
-			total.Add(out[i].Figures)
-			continue
-		}
-		for _, d := range dates {
-			if d >= p.Start && d <= p.End {
-				out[i].Add(days[d])
+		} else {
+			for _, d := range dates {
+				if d >= p.Start && d <= p.End {
+					out[i].Add(days[d])
+				}
 			}
 		}
 		total.Add(out[i].Figures)
+		out[i].LimitTypes()
 	}
+	total.LimitTypes()
 	return out, total
 }
 

@@ -198,3 +198,63 @@ func TestReportStock(t *testing.T) {
 		t.Fatalf("the largest stock is worth %s", r.StockValue)
 	}
 }
+
+// TestFoldTypes: a day's or month's figures name a type they name already,
+// and new ones while fewer than MaxExpenseTypes are named, by name; the
+// rest go to OtherTypes. Once full they stay full, so an edit of a folded
+// expense (its old type out, its new one in) folds both sides and the
+// figures still add up to the cent.
+func TestFoldTypes(t *testing.T) {
+	named := map[string]bool{}
+	for i := range MaxExpenseTypes - 2 {
+		named[fmt.Sprintf("T%02d", i)] = true
+	}
+	keep, other, added := FoldTypes(map[string]int64{"T00": 5, "New c": 7, "New a": 11, "New b": 13}, func(s string) bool { return named[s] }, len(named))
+	if fmt.Sprint(keep) != "map[New a:11 New b:13 T00:5]" || other != 7 || added != 2 {
+		t.Fatalf("keep %v, other %d, added %d; want T00 and the first two new types by name kept, New c folded", keep, other, added)
+	}
+	named["New a"], named["New b"] = true, true
+	keep, other, added = FoldTypes(ExpenseEditedFigures(Expense{ExpenseType: "New c", Amount: money.MustAmount("0.07")},
+		Expense{ExpenseType: "New d", Amount: money.MustAmount("0.09")})[0].ByType, func(s string) bool { return named[s] }, len(named))
+	if len(keep) != 0 || other != 2 || added != 0 {
+		t.Fatalf("an edit of a folded expense: keep %v, other %d, added %d; want both sides folded (+0.02)", keep, other, added)
+	}
+}
+
+// TestSummarizeLimitsTypes: a period whose days name more than
+// MaxExpenseTypes types between them names the largest and sums the rest as
+// OtherTypes; the totals too; expenses stay exact.
+func TestSummarizeLimitsTypes(t *testing.T) {
+	days := map[string]Figures{}
+	var want int64
+	for d := range 3 {
+		f := Figures{ByType: map[string]int64{}}
+		for i := range 30 {
+			c := int64(d*100 + i + 1)
+			f.ByType[fmt.Sprintf("D%d-%02d", d, i)] = c
+			f.Expenses += c
+		}
+		days[fmt.Sprintf("2026-03-0%d", d+1)] = f
+		want += f.Expenses
+	}
+	periods := []Period{{Start: "2026-03-01", End: "2026-03-02"}, {Start: "2026-03-03", End: "2026-03-03"}}
+	out, total := Summarize(periods, days, nil)
+	for _, c := range []struct {
+		f                Figures
+		smallest, folded string // the smallest type named, the largest folded
+	}{{out[0].Figures, "D0-10", "D0-09"}, {total, "D1-10", "D1-09"}} {
+		var named int64
+		for _, v := range c.f.ByType {
+			named += v
+		}
+		_, kept := c.f.ByType[c.smallest]
+		_, lost := c.f.ByType[c.folded]
+		if len(c.f.ByType) != MaxExpenseTypes || named+c.f.OtherTypes != c.f.Expenses || !kept || lost {
+			t.Fatalf("%d types naming %d, %d other, of %d: want the %d largest named, down to %s", len(c.f.ByType), named, c.f.OtherTypes,
+				c.f.Expenses, MaxExpenseTypes, c.smallest)
+		}
+	}
+	if total.Expenses != want || len(out[1].ByType) != 30 || out[1].OtherTypes != 0 {
+		t.Fatalf("totals %d (want %d); the third day %d types, %d other", total.Expenses, want, len(out[1].ByType), out[1].OtherTypes)
+	}
+}

@@ -1,13 +1,19 @@
 package dashboard
 
 import (
-	"context"
+	"crypto/hmac"
+	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/store"
 )
 
 // authForm is what the signed-out pages show: a form's token, what was sent
@@ -71,8 +77,69 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, email, nex
 		return err
 	}
 	s.setCookie(w, "session", id, int(business.SessionLifetime.Seconds()))
+	s.issueDevice(w, email)
 	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 	return nil
+}
+
+// deviceLifetime is how long a device cookie keeps its browser out of the
+// lockout of untrusted browsers; every sign-in on it issues a new one.
+const deviceLifetime = 90 * 24 * time.Hour
+
+// issueDevice gives this browser, which has just proved owner email's
+// password (or set-password link), a device cookie: nonce.expiry.signature,
+// signed over email too, so that it stands for that email only (the email
+// is not in it). Its sign-ins are then counted under the cookie's own
+// lockout, which failures made elsewhere never fill. A browser keeps one,
+// for the email it last signed in as.
+func (s *Server) issueDevice(w http.ResponseWriter, email string) {
+	nonce, _ := business.NewToken()
+	exp := strconv.FormatInt(s.now().Add(deviceLifetime).Unix(), 10)
+	sig := s.store.DeviceSignature(email, nonce, exp)
+	if sig == nil {
+		return
+	}
+	s.setCookie(w, "device", nonce+"."+exp+"."+base64.RawURLEncoding.EncodeToString(sig), int(deviceLifetime.Seconds()))
+}
+
+// trustedDevice returns the nonce of the request's device cookie when it
+// is valid for email: signed by this deployment for this email and not
+// expired. Otherwise (no cookie, another email's, forged, expired) it
+// returns "", and the attempt is an untrusted one.
+func (s *Server) trustedDevice(r *http.Request, email string) string {
+	nonce, rest, _ := strings.Cut(s.cookie(r, "device"), ".")
+	exp, sig, _ := strings.Cut(rest, ".")
+	at, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || len(nonce) != 43 || s.now().Unix() >= at {
+		return ""
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	want := s.store.DeviceSignature(email, nonce, exp)
+	if err != nil || want == nil || !hmac.Equal(got, want) {
+		return ""
+	}
+	return nonce
+}
+
+// clientOf is the client a request came from, as the sign-in lockout
+// counts it: API Gateway's source IP on AWS (the Lambda adapter makes it
+// the request's RemoteAddr), the peer's address on the devserver; never a
+// header the client writes (X-Forwarded-For). An IPv6 client counts by its
+// /64, which one client usually holds whole.
+func clientOf(r *http.Request) string {
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip = ip.Unmap(); ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // endCookieSession ends the session this browser's cookie still holds, if
@@ -98,9 +165,9 @@ func signInPage(s *Server, w http.ResponseWriter, r *http.Request) {
 // two was wrong is not told.
 var errSignIn = business.Errorf(business.EUNAUTHORIZED, "That email and password do not match an owner's sign-in.")
 
-// signIn checks an email and password. Five failures for one email within
-// 15 minutes refuse further tries (429, Retry-After) until the oldest of
-// them is 15 minutes old, the right password included.
+// signIn checks an email and password, under the lockouts checkPassword
+// applies; a refused try answers 429 with Retry-After, the right password
+// included.
 func signIn(s *Server, w http.ResponseWriter, r *http.Request) {
 	if !s.readAuthForm(w, r) {
 		return
@@ -112,7 +179,7 @@ func signIn(s *Server, w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	ok, err := s.checkPassword(r.Context(), email, r.PostForm.Get("password"))
+	ok, err := s.checkPassword(r, email, r.PostForm.Get("password"))
 	switch {
 	case business.ErrorCode(err) == business.ELIMIT:
 		w.Header().Set("Retry-After", retryAfter(err.(*business.Error).RetryAfter))
@@ -130,20 +197,53 @@ func signIn(s *Server, w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkPassword checks owner email's password, counted against the
-// lockout first (so that racing attempts cannot all be checked). Returns
-// ELIMIT with RetryAfter when the email is locked out. An unknown email
-// costs the same hash as a known one (VerifyPassword of "" does the work
-// too).
-func (s *Server) checkPassword(ctx context.Context, email, password string) (bool, error) {
-	wait, err := s.store.TakeSignInAttempt(ctx, email, s.now())
-	if err != nil {
-		return false, err
+// signInLimit is one lockout a sign-in attempt is counted under, and what
+// a refused attempt is told.
+type signInLimit struct {
+	count   store.SignInCount
+	refusal string // with the wait
+}
+
+// checkPassword checks owner email's password, counted first (so that
+// racing attempts cannot all be checked) under the lockouts that apply to
+// the request's browser. A browser holding a valid device cookie for email
+// (one that has signed in as it) is counted under the cookie's own lockout
+// alone: failures made elsewhere never lock it. Any other attempt is
+// counted under the email's lockout of untrusted browsers and under its
+// client's (store.SignInClientFailures, at any email). Five failures within
+// 15 minutes lock the device or the email until the oldest of them is 15
+// minutes old. Returns ELIMIT with RetryAfter when locked out. An unknown
+// email costs the same hash as a known one (VerifyPassword of "" does the
+// work too).
+func (s *Server) checkPassword(r *http.Request, email, password string) (bool, error) {
+	ctx, at := r.Context(), s.now()
+	device := s.trustedDevice(r, email)
+	limits := []signInLimit{{store.DeviceSignIns(email, device),
+		"Too many failed sign-ins on this browser. Try again in %s, or set a new password with a link from your operator."}}
+	if device == "" {
+		limits = []signInLimit{
+			{store.ClientSignIns(clientOf(r)), "Too many failed sign-ins from your network. Try again in %s, or sign in on a browser you have signed in on before."},
+			{store.EmailSignIns(email), "Too many failed sign-ins for this email. Try again in %s, sign in on a browser you have signed in on before, or set a new password with a link from your operator."},
+		}
 	}
-	if wait > 0 {
-		mins := int(wait.Minutes()) + 1
-		return false, &business.Error{Code: business.ELIMIT, RetryAfter: wait, Message: fmt.Sprintf(
-			"Too many failed sign-ins for this email. Try again in %d minute%s, or set a new password with a link from your operator.", mins, plural(mins))}
+	for i, l := range limits {
+		wait, err := s.store.TakeSignInAttempt(ctx, l.count, at)
+		if err != nil {
+			return false, err
+		}
+		if wait > 0 {
+			// Refused without a check: the counts before this one take
+			// back the attempt they took, so an owner retrying a locked
+			// email does not use up the client's count too.
+			for _, taken := range limits[:i] {
+				if err := s.store.ReturnSignInAttempt(ctx, taken.count, at); err != nil {
+					s.log.WarnContext(ctx, "return sign-in attempt failed", "error", err.Error())
+				}
+			}
+			mins := int(wait.Minutes()) + 1
+			return false, &business.Error{Code: business.ELIMIT, RetryAfter: wait,
+				Message: fmt.Sprintf(l.refusal, fmt.Sprintf("%d minute%s", mins, plural(mins)))}
+		}
 	}
 	owner, err := s.store.FindOwner(ctx, email)
 	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
@@ -152,8 +252,16 @@ func (s *Server) checkPassword(ctx context.Context, email, password string) (boo
 	if !business.VerifyPassword(owner.PasswordHash, password) {
 		return false, nil
 	}
-	if err := s.store.ClearSignInFailures(ctx, email); err != nil {
+	// The owner's own attempt: the device's or the email's failures are
+	// cleared; the client's count takes back this attempt only, so that an
+	// owner signing in cannot clear what others tried from the same client.
+	if err := s.store.ClearSignInFailures(ctx, limits[len(limits)-1].count); err != nil {
 		s.log.WarnContext(ctx, "clear sign-in failures failed", "error", err.Error())
+	}
+	if device == "" {
+		if err := s.store.ReturnSignInAttempt(ctx, limits[0].count, at); err != nil {
+			s.log.WarnContext(ctx, "return sign-in attempt failed", "error", err.Error())
+		}
 	}
 	return true, nil
 }
@@ -235,6 +343,7 @@ func signUp(s *Server, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.setCookie(w, "session", id, int(business.SessionLifetime.Seconds()))
+	s.issueDevice(w, email)
 	v := &visit{session: ss, csrf: business.CSRFToken(id), acct: a,
 		notice: fmt.Sprintf("Welcome, %s. Your account is ready.", a.Name),
 		shown:  &shownSecret{Label: "Your first live API key (" + a.Key.Name + "). Copy it now: it is not shown again.", Value: key}}
@@ -298,7 +407,7 @@ func checkNewPassword(pw, confirm string) error {
 func changePassword(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	// The current password is checked as a sign-in is, lockout included,
 	// so a stolen session cannot guess it.
-	ok, err := s.checkPassword(r.Context(), v.session.Email, r.PostForm.Get("current"))
+	ok, err := s.checkPassword(r, v.session.Email, r.PostForm.Get("current"))
 	if err != nil {
 		return err
 	}

@@ -61,9 +61,14 @@ func (s *Server) Handler(routes []Route) http.Handler {
 	for _, rt := range routes {
 		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
-	mux.Handle("/dashboard/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, nil, http.StatusNotFound, "There is no such page.")
-	}))
+	})
+	mux.Handle("/dashboard/", notFound)
+	// /dashboard itself, by any method its route does not take: the same
+	// 404 page as any other path (without it, the mux would redirect to
+	// /dashboard/ for the subtree's pattern).
+	mux.Handle("/dashboard", notFound)
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, nil, http.StatusForbidden, "This form was sent from another site, so it was refused.")

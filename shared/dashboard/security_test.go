@@ -311,6 +311,45 @@ func TestPagesCannotBeFramed(t *testing.T) {
 	}
 }
 
+// TestOtherMethodsOnTheOverview: a method /dashboard does not take (PUT,
+// DELETE, OPTIONS, PATCH, an unknown one) answers what it answers on any
+// other dashboard path: the dashboard's 404 page with its security
+// headers, not a redirect; signed in or not, on the whole dashboard and on
+// the pages function's share of it.
+func TestOtherMethodsOnTheOverview(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("METH1")
+	pages := httptest.NewServer(b.board.Handler(RoutesOf(FunctionPages)))
+	defer pages.Close()
+	noFollow := func(jar http.CookieJar) *http.Client {
+		return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	answer := func(c *http.Client, base, method, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if !strings.Contains(res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") || res.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s %s%s: no security headers", method, base, path)
+		}
+		return res.StatusCode, res.Header.Get("Location")
+	}
+	for _, base := range []string{b.srv.URL, pages.URL} {
+		for _, c := range []*http.Client{noFollow(o.client.Jar), noFollow(nil)} {
+			for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodOptions, http.MethodPatch, "BREW"} {
+				other, _ := answer(c, base, method, "/dashboard/sales")
+				st, loc := answer(c, base, method, "/dashboard")
+				if st != other || st != http.StatusNotFound || loc != "" {
+					t.Errorf("%s %s/dashboard: %d (Location %q); /dashboard/sales answers %d", method, base, st, loc, other)
+				}
+			}
+		}
+	}
+}
+
 // TestSessionCookieAttributes: on HTTPS the session cookie is
 // __Host-session, Secure, HttpOnly, SameSite=Lax and Path=/.
 func TestSessionCookieAttributes(t *testing.T) {

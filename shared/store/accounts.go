@@ -243,8 +243,10 @@ func (s *Store) SetWebhook(ctx context.Context, accountID string, w business.Web
 // account item, the secret in an item of its own (see SecretKeyPrefix),
 // never read here. A nil argument keeps that setting; an empty URL stops
 // notifications and an empty secret removes it (deliveries then carry no
-// signature header). It returns the settings as stored. Returns ENOTFOUND
-// when the account does not exist.
+// signature header). The settings.updated event, in the same transaction,
+// names callback_url when it changed and callback_secret whenever one was
+// sent (it is never read here, nor put in the event). It returns the
+// settings as stored. Returns ENOTFOUND when the account does not exist.
 func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL, secret *string) (WebhookSettings, error) {
 	var out WebhookSettings
 	err := retrying(ctx, func() error {
@@ -253,11 +255,13 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 			return err
 		}
 		out = webhookSettingsFrom(cur)
-		if callbackURL != nil {
-			out.CallbackURL = *callbackURL
+		changed := []string{}
+		if callbackURL != nil && *callbackURL != out.CallbackURL {
+			out.CallbackURL, changed = *callbackURL, append(changed, "callback_url")
 		}
 		actions := []txItem{}
 		if secret != nil {
+			changed = append(changed, "callback_secret")
 			out.Signed = *secret != ""
 			del := types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: secretKey(accountID)}}
 			if *secret != "" {
@@ -293,6 +297,10 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 			TableName: aws.String(s.table), Key: accountKey(accountID),
 			UpdateExpression: aws.String(set + remove), ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals,
 		}}, onFail: errRetry}}, actions...)
+		actions, err = s.withEvents(actions, settingsEvent(accountID, cur, changed, out.UpdatedAt))
+		if err != nil {
+			return err
+		}
 		return s.transact(ctx, actions)
 	})
 	return out, err

@@ -128,6 +128,9 @@ func (s *Store) FindDelivery(ctx context.Context, account, tx string) (business.
 	return deliveryFrom(it), nil
 }
 
+// leaseTokenBytes is the length of a lease's token (hex).
+const leaseTokenBytes = 24
+
 // Lease is a runner's exclusive hold on a delivery's next attempt.
 type Lease struct {
 	token string
@@ -137,16 +140,18 @@ type Lease struct {
 // ClaimDelivery takes the lease of d's next attempt until lease from now, so
 // that no other runner makes the same attempt. It returns ErrNotClaimed when
 // the attempt is not due, was made already, or is held by another runner
-// whose lease has not expired (a runner that died mid-attempt loses it).
+// whose lease has not expired (a runner that died mid-attempt loses it). The
+// SDK's retry of a claim that committed though its answer was lost finds its
+// own token and takes the lease still.
 func (s *Store) ClaimDelivery(ctx context.Context, d business.Delivery, now time.Time, lease time.Duration) (Lease, error) {
-	b := make([]byte, 12)
+	b := make([]byte, leaseTokenBytes/2)
 	_, _ = rand.Read(b)
 	l := Lease{token: hex.EncodeToString(b), until: now.Add(lease).Unix()}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      deliveryKey(d.AccountID, d.TransactionID),
 		UpdateExpression:         aws.String("SET lease_token = :t, lease_until = :u"),
-		ConditionExpression:      aws.String("#st IN (:pending, :held) AND attempt = :n AND next_at <= :now AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
+		ConditionExpression:      aws.String("#st IN (:pending, :held) AND attempt = :n AND next_at <= :now AND (attribute_not_exists(lease_until) OR lease_until < :now OR lease_token = :t)"),
 		ExpressionAttributeNames: map[string]string{"#st": "state"},
 		ExpressionAttributeValues: attrs{
 			":t": str(l.token), ":u": nInt(l.until), ":pending": str(business.DeliveryPending), ":held": str(business.DeliveryHeld),
@@ -171,9 +176,14 @@ var ErrUnsavable = errors.New("store: delivery record cannot be saved")
 // SaveAttempt stores d after an attempt made under lease l: its state, log
 // and, while it waits, its place in its account's due partition. Returns
 // ErrNotClaimed when the lease was lost (the attempt outlived it and another
-// runner took over), and ErrUnsavable when the record cannot be stored.
+// runner took over), and ErrUnsavable when the record cannot be stored. The
+// saved record keeps l's token (not its time, so the next attempt may be
+// claimed): the SDK's retry of a save that committed though its answer was
+// lost meets its own condition and writes the same record again, instead of
+// reporting a lease it never lost.
 func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) error {
 	it := deliveryItem(d)
+	it["lease_token"] = str(l.token)
 	if checkSize(it) != nil {
 		return fmt.Errorf("%w: %d KB", ErrUnsavable, DeliveryItemBytes(d)/1024)
 	}
@@ -195,9 +205,10 @@ func (s *Store) SaveAttempt(ctx context.Context, d business.Delivery, l Lease) e
 	return nil
 }
 
-// DeliveryItemBytes is an upper bound of the size of d's stored record.
+// DeliveryItemBytes is an upper bound of the size of d's stored record, its
+// lease token included.
 func DeliveryItemBytes(d business.Delivery) int {
-	n := 0
+	n := len("lease_token") + leaseTokenBytes
 	for name, v := range deliveryItem(d) {
 		n += len(name) + valueSize(v)
 	}
@@ -206,14 +217,15 @@ func DeliveryItemBytes(d business.Delivery) int {
 
 // FailUnsavable ends a delivery whose record SaveAttempt could not store:
 // failed, out of the due index, its log replaced by the last attempt and a
-// note, under lease l. Returns ErrNotClaimed when the lease was lost.
+// note, under lease l (whose token it keeps, as SaveAttempt does, so the
+// SDK's retry finds it). Returns ErrNotClaimed when the lease was lost.
 func (s *Store) FailUnsavable(ctx context.Context, d business.Delivery, l Lease, last business.DeliveryAttempt) error {
 	note := attrs{"at": str(fmtTime(last.At)), "status": nInt(int64(last.Status)), "ms": nInt(last.LatencyMS)}
 	setS(note, "error", "the delivery's record could not be saved, so it was ended as failed; last attempt: "+last.Error)
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       deliveryKey(d.AccountID, d.TransactionID),
-		UpdateExpression:          aws.String("SET #st = :failed, attempt = :n, attempts = :log REMOVE lease_token, lease_until, " + IndexDue.PK + ", " + IndexDue.SK),
+		UpdateExpression:          aws.String("SET #st = :failed, attempt = :n, attempts = :log REMOVE lease_until, " + IndexDue.PK + ", " + IndexDue.SK),
 		ConditionExpression:       aws.String("lease_token = :t"),
 		ExpressionAttributeNames:  map[string]string{"#st": "state"},
 		ExpressionAttributeValues: attrs{":failed": str(business.DeliveryFailed), ":n": nInt(int64(d.Attempt)), ":log": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: note}}}, ":t": str(l.token)},

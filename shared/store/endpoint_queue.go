@@ -16,10 +16,13 @@ import (
 // account's queue does (see endpoints.go and queue.go).
 
 // FindEndpointNow is FindEndpoint with a consistent read: the dispatcher
-// decides from it to park a disabled endpoint's queue, which must not
-// follow a read older than the queue's (a re-enable in between would be
-// missed, and its deliveries stranded). Returns ENOTFOUND when the endpoint
-// does not exist.
+// reads the endpoint with it before the attempts of each pass (a disable
+// or a new URL applies to the next attempt), and decides from it to park a
+// disabled endpoint's queue, which must not follow a read older than the
+// queue's (a re-enable in between would be missed, and its deliveries
+// stranded); a replay and a redelivery read it so, and queue nothing for an
+// endpoint deleted a moment ago. Returns ENOTFOUND when the endpoint does
+// not exist.
 func (s *Store) FindEndpointNow(ctx context.Context, account, id string) (business.Endpoint, error) {
 	it, err := s.getOne(ctx, endpointKey(account, id), endpointNotFound, true)
 	if err != nil {

@@ -126,7 +126,9 @@ func (s *Store) CreateEndpoint(ctx context.Context, account string, e business.E
 		e.ID = business.NewEndpointID() // a collision (never seen) draws another
 		sec := endpointSecretKey(account, e.ID)
 		sec["type"], sec["account_id"], sec["endpoint_id"], sec["secret"] = str("webhook_endpoint_secret"), str(account), str(e.ID), str(secret)
-		return s.transact(ctx, []txItem{
+		ev := newEvents(account, e.CreatedAt)
+		ev.add(business.EventEndpointCreated, endpointResource(e), wire.EndpointData(e))
+		actions, err := s.withEvents([]txItem{
 			{action: types.TransactWriteItem{Update: &types.Update{
 				TableName: aws.String(s.table), Key: endpointCountKey(account),
 				UpdateExpression:          aws.String("SET #type = :type ADD n :one"),
@@ -136,7 +138,11 @@ func (s *Store) CreateEndpoint(ctx context.Context, account string, e business.E
 			}}, onFail: errTooManyEndpoints()},
 			{action: put(s.table, endpointItem(account, e), "attribute_not_exists(PK)"), onFail: errRetry},
 			{action: put(s.table, sec, "attribute_not_exists(PK)"), onFail: errRetry},
-		})
+		}, ev)
+		if err != nil {
+			return err
+		}
+		return s.transact(ctx, actions)
 	})
 	if err != nil {
 		return business.Endpoint{}, err
@@ -144,12 +150,40 @@ func (s *Store) CreateEndpoint(ctx context.Context, account string, e business.E
 	return e, nil
 }
 
+// endpointResource names endpoint e, at its version, in its events.
+func endpointResource(e business.Endpoint) business.EventResource {
+	return business.EventResource{Type: business.ResourceEndpoint, ID: e.ID, Version: e.Version}
+}
+
+// endpointChanges returns the names of the fields of an endpoint that an
+// edit changed, as its PUT names them.
+func endpointChanges(old, e business.Endpoint) []string {
+	out := []string{}
+	if old.URL != e.URL {
+		out = append(out, "url")
+	}
+	if !slices.Equal(old.EnabledEvents, e.EnabledEvents) {
+		out = append(out, "enabled_events")
+	}
+	if old.Description != e.Description {
+		out = append(out, "description")
+	}
+	if old.Status != e.Status {
+		out = append(out, "status")
+	}
+	return out
+}
+
 // ListEndpoints returns every endpoint of the account (at most
-// business.MaxEndpoints), oldest first: one Query of its partition.
+// business.MaxEndpoints), oldest first: one Query of its partition, read
+// consistently. The stream's fan-out lists the endpoints an event goes to
+// with it: an endpoint created just before the event was committed must
+// not be missing from that list, or it never gets the event.
 func (s *Store) ListEndpoints(ctx context.Context, account string) ([]business.Endpoint, error) {
 	out := []business.Endpoint{}
 	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
+		ConsistentRead:            aws.Bool(true),
 		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :prefix)"),
 		ExpressionAttributeValues: attrs{":pk": str(acctPK(account)), ":prefix": str(endpointSKPrefix)},
 	})
@@ -183,8 +217,11 @@ func (s *Store) FindEndpoint(ctx context.Context, account, id string) (business.
 // count and any open circuit are cleared and the queue is woken, so the
 // deliveries recorded while it was disabled go out now. One disabled by
 // its owner keeps its queue as it is (the dispatcher parks a disabled
-// endpoint's queue) and is stamped disabled_at. Returns ENOTFOUND when the
-// endpoint does not exist.
+// endpoint's queue) and is stamped disabled_at. The edit's one event, in
+// the same transaction, is webhook_endpoint.enabled or .disabled when the
+// status changed, else webhook_endpoint.updated; its data is the endpoint
+// as its GET answers it afterwards, with "changed", the fields the edit
+// changed. Returns ENOTFOUND when the endpoint does not exist.
 func (s *Store) UpdateEndpoint(ctx context.Context, account, id string, edit func(*business.Endpoint) error) (business.Endpoint, error) {
 	return editRecord(ctx, s, endpointKey(account, id), endpointNotFound, endpointFrom, edit,
 		func(old business.Endpoint, e *business.Endpoint) ([]txItem, error) {
@@ -200,7 +237,18 @@ func (s *Store) UpdateEndpoint(ctx context.Context, account, id string, edit fun
 			case old.Status == business.EndpointEnabled:
 				e.DisabledReason, e.DisabledAt = "", now
 			}
-			return append([]txItem{s.guardedPut(endpointItem(account, *e), old.Version)}, actions...), nil
+			t := business.EventEndpointUpdated
+			switch {
+			case old.Status != business.EndpointEnabled && e.Status == business.EndpointEnabled:
+				t = business.EventEndpointEnabled
+			case old.Status == business.EndpointEnabled && e.Status != business.EndpointEnabled:
+				t = business.EventEndpointDisabled
+			}
+			data := wire.EndpointData(*e)
+			data["changed"] = endpointChanges(old, *e)
+			ev := newEvents(account, now)
+			ev.add(t, endpointResource(*e), data)
+			return s.withEvents(append([]txItem{s.guardedPut(endpointItem(account, *e), old.Version)}, actions...), ev)
 		})
 }
 
@@ -222,19 +270,45 @@ func (s *Store) restartUpdate(queue string, now time.Time) *types.Update {
 // DeleteEndpoint removes an endpoint, its secrets and its queue item in one
 // transaction, and gives its place back to the account's count. Deliveries
 // already recorded stay as they are; with no queue item no dispatcher looks
-// at them again. Returns ENOTFOUND when the endpoint does not exist.
+// at them again. The webhook_endpoint.deleted event, in the same
+// transaction, holds the endpoint as it was (read consistently first, and
+// the delete guarded by its version). Returns ENOTFOUND when the endpoint
+// does not exist.
 func (s *Store) DeleteEndpoint(ctx context.Context, account, id string) error {
-	return s.transact(ctx, []txItem{
+	return retrying(ctx, func() error {
+		it, err := s.getOne(ctx, endpointKey(account, id), endpointNotFound, true)
+		if err != nil {
+			return err
+		}
+		old := endpointFrom(it)
+		gone := old
+		gone.Version++
+		ev := newEvents(account, s.now())
+		ev.add(business.EventEndpointDeleted, endpointResource(gone), wire.EndpointData(old))
+		actions, err := s.withEvents(s.endpointDeletes(account, id, old.Version), ev)
+		if err != nil {
+			return err
+		}
+		return s.transact(ctx, actions)
+	})
+}
+
+// endpointDeletes are the actions that delete endpoint id, on condition
+// that it is still at version, with its secrets and queue item, and give
+// its place back to the count.
+func (s *Store) endpointDeletes(account, id string, version int64) []txItem {
+	return []txItem{
 		{action: types.TransactWriteItem{Delete: &types.Delete{
-			TableName: aws.String(s.table), Key: endpointKey(account, id), ConditionExpression: aws.String("attribute_exists(PK)"),
-		}}, onFail: business.Errorf(business.ENOTFOUND, endpointNotFound)},
+			TableName: aws.String(s.table), Key: endpointKey(account, id), ConditionExpression: aws.String("version = :v"),
+			ExpressionAttributeValues: attrs{":v": nInt(version)},
+		}}, onFail: errRetry},
 		{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: endpointSecretKey(account, id)}}},
 		{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: queueKey(EndpointQueue(account, id))}}},
 		{action: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.table), Key: endpointCountKey(account),
 			UpdateExpression: aws.String("ADD n :less"), ExpressionAttributeValues: attrs{":less": nInt(-1)},
 		}}},
-	})
+	}
 }
 
 // RotateEndpointSecret makes secret the endpoint's signing secret. For
@@ -242,28 +316,39 @@ func (s *Store) DeleteEndpoint(ctx context.Context, account, id string) error {
 // delivery carries both signatures), so receivers can switch without
 // refusing one; with no overlap it stops at once. The secret item is
 // written without being read (this function may not read secrets); an
-// older previous secret is dropped. Returns ENOTFOUND when the endpoint
-// does not exist.
+// older previous secret is dropped. The webhook_endpoint.secret_rotated
+// event, in the same transaction, holds the endpoint as its GET answers it
+// (at its version: a rotation leaves the endpoint's item as it is) and
+// previous_secret_expires_at, never a secret. Returns ENOTFOUND when the
+// endpoint does not exist.
 func (s *Store) RotateEndpointSecret(ctx context.Context, account, id, secret string, overlap time.Duration, now time.Time) error {
-	in := &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: endpointSecretKey(account, id),
-		UpdateExpression:          aws.String("SET secret = :new REMOVE previous_secret, previous_until"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: attrs{":new": str(secret)},
-	}
-	if overlap > 0 {
-		in.UpdateExpression = aws.String("SET previous_secret = secret, previous_until = :until, secret = :new")
-		in.ExpressionAttributeValues[":until"] = nInt(now.Add(overlap).Unix())
-	}
-	_, err := s.db.UpdateItem(ctx, in)
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return business.Errorf(business.ENOTFOUND, endpointNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("rotate webhook endpoint secret: %w", err)
-	}
-	return nil
+	return retrying(ctx, func() error {
+		it, err := s.getOne(ctx, endpointKey(account, id), endpointNotFound, true)
+		if err != nil {
+			return err
+		}
+		e := endpointFrom(it)
+		up := &types.Update{
+			TableName: aws.String(s.table), Key: endpointSecretKey(account, id),
+			UpdateExpression:          aws.String("SET secret = :new REMOVE previous_secret, previous_until"),
+			ConditionExpression:       aws.String("attribute_exists(PK)"),
+			ExpressionAttributeValues: attrs{":new": str(secret)},
+		}
+		data := wire.EndpointData(e)
+		data["previous_secret_expires_at"] = nil
+		if overlap > 0 {
+			up.UpdateExpression = aws.String("SET previous_secret = secret, previous_until = :until, secret = :new")
+			up.ExpressionAttributeValues[":until"] = nInt(now.Add(overlap).Unix())
+			data["previous_secret_expires_at"] = now.Add(overlap).UTC().Format(business.TimeFormat)
+		}
+		ev := newEvents(account, now)
+		ev.add(business.EventEndpointSecretRotated, endpointResource(e), data)
+		actions, err := s.withEvents([]txItem{{action: types.TransactWriteItem{Update: up}, onFail: business.Errorf(business.ENOTFOUND, endpointNotFound)}}, ev)
+		if err != nil {
+			return err
+		}
+		return s.transact(ctx, actions)
+	})
 }
 
 // EndpointSecrets returns the secrets that sign the endpoint's deliveries
@@ -373,7 +458,15 @@ func (s *Store) ReplayEndpoint(ctx context.Context, account string, e business.E
 		return 0, false, "", err
 	}
 	if queued > 0 {
-		if err := s.Wake(ctx, queue, now); err != nil {
+		// The queue is woken only while the endpoint exists: a delete
+		// between the caller's read and here leaves no queue item behind
+		// (its deliveries are never attempted and expire with their events).
+		err := s.transact(ctx, []txItem{
+			{action: types.TransactWriteItem{Update: s.wakeUpdate(queue, now)}},
+			{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.table),
+				Key: endpointKey(account, e.ID), ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: business.Errorf(business.ENOTFOUND, endpointNotFound)},
+		})
+		if err != nil {
 			return 0, false, "", err
 		}
 	}

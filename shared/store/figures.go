@@ -127,20 +127,60 @@ func changesFrom(it attrs) ([]business.FigureChange, error) {
 }
 
 // The day item's attributes: one number per figure, and one per payment
-// method (m#<method>) and expense type (t#<type>).
+// method (m#<method>) and expense type (t#<type>), at most
+// business.MaxExpenseTypes of these, with other_types the expenses of the
+// types past them and type_count how many t# it holds.
 const (
-	methodPrefix = "m#"
-	typePrefix   = "t#"
+	methodPrefix   = "m#"
+	typePrefix     = "t#"
+	otherTypesAttr = "other_types"
+	typeCountAttr  = "type_count"
 )
 
 // monthPrefix starts a month item's sort key (MONTH#<yyyy-mm>): the sums of
 // a local month's days, so that a report by month reads a month as one item.
 const monthPrefix = "MONTH#"
 
+// errTypesMoved cancels an update of a day's or month's sums that named
+// new expense types when another applier named some since it read them.
+var errTypesMoved = errors.New("store: expense types of the sums changed since read")
+
 // sumUpdate is the ADD of f to the sums item sk (a day's or a month's).
-func (s *Store) sumUpdate(account, sk, kind, date string, f business.Figures) types.TransactWriteItem {
+// When f moves expenses by type, it reads the item first (consistently) and
+// names only as many new types as business.FoldTypes lets it, adding the
+// rest to other_types; an update that names new types is conditioned on
+// type_count being as read, so appliers at the same time never name more
+// than business.MaxExpenseTypes between them (the one that loses fails
+// with errTypesMoved and reads again). Types are never unnamed, so one
+// that folds (the item is full) needs no condition.
+func (s *Store) sumUpdate(ctx context.Context, account, sk, kind, date string, f business.Figures) (txItem, error) {
+	k := key(reportPK(account), sk)
 	names := map[string]string{"#type": "type", "#date": "date"}
 	vals := attrs{":type": str(kind), ":date": str(date)}
+	expr, cond := "SET #type = :type, #date = :date", ""
+	if len(f.ByType) > 0 {
+		it, err := s.getItem(ctx, k, true)
+		if err != nil {
+			return txItem{}, err
+		}
+		count := 0
+		for a := range it {
+			if strings.HasPrefix(a, typePrefix) {
+				count++
+			}
+		}
+		keep, other, added := business.FoldTypes(f.ByType, func(t string) bool { _, ok := it[typePrefix+t]; return ok }, count)
+		f.ByType, f.OtherTypes = keep, f.OtherTypes+other
+		if added > 0 {
+			names["#tc"], vals[":tc"] = typeCountAttr, nInt(int64(count+added))
+			expr += ", #tc = :tc"
+			if was, ok := it[typeCountAttr]; ok {
+				cond, vals[":was"] = "#tc = :was", was
+			} else {
+				cond = "attribute_not_exists(#tc)"
+			}
+		}
+	}
 	var adds []string
 	add := func(attr string, v int64) {
 		if v == 0 {
@@ -162,17 +202,21 @@ func (s *Store) sumUpdate(account, sk, kind, date string, f business.Figures) ty
 	for _, k := range slices.Sorted(maps.Keys(f.ByType)) {
 		add(typePrefix+k, f.ByType[k])
 	}
-	expr := "SET #type = :type, #date = :date"
+	add(otherTypesAttr, f.OtherTypes)
 	if len(adds) > 0 {
 		expr += " ADD " + strings.Join(adds, ", ")
 	}
-	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: key(reportPK(account), sk),
-		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
+	up := &types.Update{TableName: aws.String(s.table), Key: k,
+		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+	if cond != "" {
+		up.ConditionExpression = aws.String(cond)
+	}
+	return txItem{action: types.TransactWriteItem{Update: up}, onFail: errTypesMoved}, nil
 }
 
 func sumsFrom(it attrs) business.Figures {
 	f := business.Figures{SalesCount: getInt(it, "sales_count"), Invoiced: getInt(it, "invoiced"), Collected: getInt(it, "collected"),
-		Refunded: getInt(it, "refunded"), Expenses: getInt(it, "expenses")}
+		Refunded: getInt(it, "refunded"), Expenses: getInt(it, "expenses"), OtherTypes: getInt(it, otherTypesAttr)}
 	for k := range it {
 		if m, ok := strings.CutPrefix(k, methodPrefix); ok {
 			f.Add(business.Figures{ByMethod: map[string]int64{m: getInt(it, k)}})
@@ -203,12 +247,33 @@ func (s *Store) ApplyFigures(ctx context.Context, account string, items []map[st
 	if err != nil {
 		return 0, err
 	}
-	return s.applyFigures(ctx, account, hist, items)
+	applied, stuck, err := s.applyFigures(ctx, account, hist, items)
+	if err == nil && stuck != nil {
+		err = stuck
+	}
+	return applied, err
 }
 
+// notSetAside is the failure to set aside figures items that cannot be
+// applied: they stay waiting, counted by no report (which says it is
+// incomplete), and the next applier tries again.
+type notSetAside struct {
+	n   int
+	err error
+}
+
+func (e *notSetAside) Error() string {
+	return fmt.Sprintf("%d figures items can be neither applied nor set aside: %v", e.n, e.err)
+}
+
+func (e *notSetAside) Unwrap() error { return e.err }
+
 // applyFigures is ApplyFigures with the account's timezone history read
-// already (consistently, after the items were written).
-func (s *Store) applyFigures(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs) (int, error) {
+// already (consistently, after the items were written). Items that cannot
+// be applied are set aside; those that cannot be set aside either (but for
+// a transient failure, which is returned) are left waiting and reported in
+// stuck, so a report still answers for every other change.
+func (s *Store) applyFigures(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs) (applied int, stuck *notSetAside, err error) {
 	seen := map[string]bool{} // a transaction may name an item once
 	items = slices.DeleteFunc(slices.Clone(items), func(it attrs) bool {
 		k := getS(it, "PK") + "\x00" + getS(it, "SK")
@@ -216,7 +281,7 @@ func (s *Store) applyFigures(ctx context.Context, account string, hist business.
 		seen[k] = true
 		return dup
 	})
-	applied := 0
+	var notParked []error
 	for start := 0; start < len(items); start += applyBatch {
 		batch := items[start:min(start+applyBatch, len(items))]
 		err := s.applyTogether(ctx, account, hist, batch)
@@ -225,7 +290,7 @@ func (s *Store) applyFigures(ctx context.Context, account string, hist business.
 			continue
 		}
 		if !errors.Is(err, errApplied) && !permanent(err) {
-			return applied, err
+			return applied, nil, err
 		}
 		// Some were applied by another, or one cannot be: each on its own.
 		for _, it := range batch {
@@ -234,15 +299,22 @@ func (s *Store) applyFigures(ctx context.Context, account string, hist business.
 				applied++
 			case errors.Is(err, errApplied):
 			case permanent(err):
-				if err := s.park(ctx, account, it, err); err != nil && !errors.Is(err, errApplied) {
-					return applied, err
+				switch err := s.park(ctx, account, it, err); {
+				case err == nil, errors.Is(err, errApplied):
+				case transient(err):
+					return applied, nil, err
+				default:
+					notParked = append(notParked, fmt.Errorf("%s: %w", getS(it, "SK"), err))
 				}
 			default:
-				return applied, err
+				return applied, nil, err
 			}
 		}
 	}
-	return applied, nil
+	if len(notParked) > 0 {
+		stuck = &notSetAside{n: len(notParked), err: errors.Join(notParked...)}
+	}
+	return applied, stuck, nil
 }
 
 // errUnreadable marks a figures item whose changes do not decode.
@@ -250,8 +322,9 @@ var errUnreadable = errors.New("store: figures item unreadable")
 
 // permanent reports whether applying a figures item failed for good: its
 // changes do not decode, or DynamoDB refuses the write itself (a day's or
-// month's sums that would pass the 400 KB an item may hold: about a thousand
-// distinct expense types of 100 characters in one month).
+// month's sums that would pass the 400 KB an item may hold, which names of
+// expense types far longer than expense_type allows could still do, though
+// the sums name at most business.MaxExpenseTypes).
 func permanent(err error) bool {
 	var api smithy.APIError
 	if errors.Is(err, errUnreadable) || errors.As(err, &api) && api.ErrorCode() == "ValidationException" {
@@ -279,16 +352,29 @@ func (s *Store) OnParkedFigures(f func(account, id string, cause error)) { s.onP
 
 // park moves a figures item that cannot be applied out of the waiting ones,
 // so it holds up no other: one transaction deletes it (if still waiting)
-// and keeps it as PARKED#<id>.
+// and keeps it as PARKED#<id>. The copy is written by an Update that sets
+// each attribute, not a Put: every applier (the stream's consumer, a
+// summary, the dashboard's overview) may already update and delete in the
+// account's report partition, and none needs to be allowed to put whole
+// items for a path this rare.
 func (s *Store) park(ctx context.Context, account string, it attrs, cause error) error {
 	id := strings.TrimPrefix(getS(it, "SK"), pendingPrefix)
 	kept := maps.Clone(it)
-	kept["PK"], kept["SK"], kept["type"] = str(reportPK(account)), str(parkedPrefix+id), str("figures_parked")
-	kept["cause"] = str(cause.Error())
+	delete(kept, "PK")
+	delete(kept, "SK")
+	kept["type"], kept["cause"] = str("figures_parked"), str(cause.Error())
+	names, vals := map[string]string{}, attrs{}
+	var sets []string
+	for i, a := range slices.Sorted(maps.Keys(kept)) {
+		n := strconv.Itoa(i)
+		names["#p"+n], vals[":p"+n] = a, kept[a]
+		sets = append(sets, "#p"+n+" = :p"+n)
+	}
 	err := s.transact(ctx, []txItem{
 		{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(getS(it, "PK"), getS(it, "SK")),
 			ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: errApplied},
-		{action: put(s.table, kept, ""), onFail: errRetry},
+		{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: key(reportPK(account), parkedPrefix+id),
+			UpdateExpression: aws.String("SET " + strings.Join(sets, ", ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}},
 	})
 	if err == nil && s.onParked != nil {
 		s.onParked(account, id, cause)
@@ -296,10 +382,14 @@ func (s *Store) park(ctx context.Context, account string, it attrs, cause error)
 	return err
 }
 
+// typesAttempts bounds how many times applyTogether reads a day's or
+// month's sums again because other appliers named expense types meanwhile.
+const typesAttempts = 5
+
 // applyTogether applies items in one transaction.
 func (s *Store) applyTogether(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs) error {
 	days := map[string]business.Figures{}
-	var actions []txItem
+	var deletes []txItem
 	for _, it := range items {
 		changes, err := changesFrom(it)
 		if err != nil {
@@ -311,7 +401,7 @@ func (s *Store) applyTogether(ctx context.Context, account string, hist business
 			f.Add(c.Figures)
 			days[d] = f
 		}
-		actions = append(actions, txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table),
+		deletes = append(deletes, txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table),
 			Key: key(getS(it, "PK"), getS(it, "SK")), ConditionExpression: aws.String("attribute_exists(PK)")}}, onFail: errApplied})
 	}
 	months := map[string]business.Figures{}
@@ -320,34 +410,56 @@ func (s *Store) applyTogether(ctx context.Context, account string, hist business
 		m.Add(f)
 		months[d[:7]] = m
 	}
-	for _, d := range slices.Sorted(maps.Keys(days)) {
-		actions = append(actions, txItem{action: s.sumUpdate(account, dayPrefix+d, "report_day", d, days[d])})
+	for attempt := 1; ; attempt++ {
+		actions := slices.Clone(deletes)
+		for _, d := range slices.Sorted(maps.Keys(days)) {
+			up, err := s.sumUpdate(ctx, account, dayPrefix+d, "report_day", d, days[d])
+			if err != nil {
+				return err
+			}
+			actions = append(actions, up)
+		}
+		for _, m := range slices.Sorted(maps.Keys(months)) {
+			up, err := s.sumUpdate(ctx, account, monthPrefix+m, "report_month", m, months[m])
+			if err != nil {
+				return err
+			}
+			actions = append(actions, up)
+		}
+		err := s.transact(ctx, actions)
+		if !errors.Is(err, errTypesMoved) {
+			return err
+		}
+		if attempt == typesAttempts {
+			return business.Errorf(business.EBUSY, "Report figures are busy with many new expense types; retry in a moment")
+		}
 	}
-	for _, m := range slices.Sorted(maps.Keys(months)) {
-		actions = append(actions, txItem{action: s.sumUpdate(account, monthPrefix+m, "report_month", m, months[m])})
-	}
-	return s.transact(ctx, actions)
 }
 
 // applyWaiting applies the account's figures items that wait (at most
 // maxPendingApplied; EBUSY when more wait), dating them by hist, and returns
-// how many items it read.
-func (s *Store) applyWaiting(ctx context.Context, account string, hist business.TimezoneHistory) (int, error) {
+// how many items it read and how many it could neither apply nor set aside
+// (left waiting: the report leaves them out and says so).
+func (s *Store) applyWaiting(ctx context.Context, account string, hist business.TimezoneHistory) (read, left int, err error) {
 	items, more, err := s.waiting(ctx, account, maxPendingApplied+1)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	read := len(items)
+	read = len(items)
 	if more || len(items) > maxPendingApplied { // apply the oldest; the rest on the next call
 		more, items = true, items[:maxPendingApplied]
 	}
-	if _, err := s.applyFigures(ctx, account, hist, items); err != nil {
-		return read, err
+	_, stuck, err := s.applyFigures(ctx, account, hist, items)
+	if err != nil {
+		return read, 0, err
+	}
+	if stuck != nil {
+		left = stuck.n
 	}
 	if more {
-		return read, business.Errorf(business.EBUSY, "Report figures are catching up with recent changes; retry in a moment")
+		return read, left, business.Errorf(business.EBUSY, "Report figures are catching up with recent changes; retry in a moment")
 	}
-	return read, nil
+	return read, left, nil
 }
 
 // WaitingFigures returns the account's figures items not applied yet.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -212,6 +213,21 @@ func (s *Store) liveAccountItem(ctx context.Context, account string) (attrs, err
 	return s.getAccountItem(ctx, business.LiveID(account))
 }
 
+// keyEvent is the event of type t about key k, a change of the registry
+// read in cur. It goes to the feed of the data k acts on: a live key's to
+// the account's, a test key's to its test data's (cleared with it), so test
+// keys made for a CI run leave the live feed as it was. Its data is the key
+// as the list shows it but without its prefix or last use: an event names a
+// key, never any part of its secret. The key's version is the account's
+// after the change (the registry's, which every change of keys bumps).
+func keyEvent(cur attrs, t string, k business.APIKey, now time.Time) *events {
+	j := wire.NewAPIKey(k)
+	j.Prefix, j.LastUsedAt = nil, nil
+	ev := newEvents(keyAccount(cur, k).ID, now)
+	ev.add(t, business.EventResource{Type: business.ResourceAPIKey, ID: k.ID, Version: getInt(cur, "version") + 1}, map[string]any{"api_key": j})
+	return ev
+}
+
 // ListKeys returns every active key of account (live or test id: the same
 // list), oldest first, with when each was last used: one read of the account
 // and one batch read of the keys' own items.
@@ -265,7 +281,8 @@ func (s *Store) registry(ctx context.Context, live string, by *business.APIKey) 
 // (live or test id: keys belong to the live account) and returns it with its
 // secret, shown this once. by is the calling key (nil for an operator): it
 // must still be active. The first test key also makes the account's test
-// twin. Returns ECONFLICT when the account has business.MaxAPIKeys keys.
+// twin. The api_key.created event is written in the same transaction (see
+// keyEvent). Returns ECONFLICT when the account has business.MaxAPIKeys keys.
 func (s *Store) CreateKey(ctx context.Context, account string, by *business.APIKey, spec business.APIKey) (business.APIKey, string, error) {
 	live := business.LiveID(account)
 	var k business.APIKey
@@ -291,9 +308,13 @@ func (s *Store) CreateKey(ctx context.Context, account string, by *business.APIK
 			extra, vals[":gen"] = ", "+twinGenAttr+" = :gen", nInt(gen)
 			actions = append(actions, txItem{action: put(s.table, twinItem(cur, gen), "attribute_not_exists(PK)"), onFail: errRetry})
 		}
-		actions = append(actions,
+		actions, err = s.withEvents(append(actions,
 			s.registryUpdate(live, cur, append(ks, k), extra, vals),
-			txItem{action: put(s.table, keyItem(keyAccount(cur, k), k), "attribute_not_exists(PK)"), onFail: errRetry})
+			txItem{action: put(s.table, keyItem(keyAccount(cur, k), k), "attribute_not_exists(PK)"), onFail: errRetry}),
+			keyEvent(cur, business.EventAPIKeyCreated, k, k.CreatedAt))
+		if err != nil {
+			return err
+		}
 		return s.transact(ctx, actions)
 	})
 	if err != nil {
@@ -307,8 +328,9 @@ func (s *Store) CreateKey(ctx context.Context, account string, by *business.APIK
 // operator): it must still be active, a test key sees (and revokes) test
 // keys only (a live key is then ENOTFOUND, as is an id the account has no
 // key by), and a key revokes only keys whose scopes it could grant
-// (EFORBIDDEN): a keys:write key cannot take away a "*" key. Returns
-// ECONFLICT when it is the last live key that may manage keys.
+// (EFORBIDDEN): a keys:write key cannot take away a "*" key. The
+// api_key.revoked event is written in the same transaction (see keyEvent).
+// Returns ECONFLICT when it is the last live key that may manage keys.
 func (s *Store) RevokeKey(ctx context.Context, account string, by *business.APIKey, id string) (business.APIKey, error) {
 	live := business.LiveID(account)
 	var gone business.APIKey
@@ -337,10 +359,14 @@ func (s *Store) RevokeKey(ctx context.Context, account string, by *business.APIK
 			return fmt.Errorf("get api key: %w", err)
 		}
 		gone.LastUsedAt = getTime(it, lastUsedKey)
-		return s.transact(ctx, []txItem{
+		actions, err := s.withEvents([]txItem{
 			s.registryUpdate(live, cur, rest, "", nil),
 			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(gone.Hash), "KEY")}}},
-		})
+		}, keyEvent(cur, business.EventAPIKeyRevoked, gone, s.now()))
+		if err != nil {
+			return err
+		}
+		return s.transact(ctx, actions)
 	})
 	return gone, err
 }
@@ -350,8 +376,9 @@ func (s *Store) RevokeKey(ctx context.Context, account string, by *business.APIK
 // at once (within the API's key cache TTL on other warm processes). by is
 // the calling key (nil for an operator), which rotates only itself, and only
 // with its current secret: an old secret still cached elsewhere is 401, so
-// it cannot take the key back. Returns ENOTFOUND when the account or the
-// key does not exist.
+// it cannot take the key back. The api_key.rotated event is written in the
+// same transaction (see keyEvent). Returns ENOTFOUND when the account or
+// the key does not exist.
 func (s *Store) RotateKey(ctx context.Context, account string, by *business.APIKey, id string) (string, error) {
 	live := business.LiveID(account)
 	var secret string
@@ -371,11 +398,15 @@ func (s *Store) RotateKey(ctx context.Context, account string, by *business.APIK
 		ks[i] = k
 		// Guarded by the version read, which settings changes bump too: the
 		// new key's copy of the account is never older than the account.
-		return s.transact(ctx, []txItem{
+		actions, err := s.withEvents([]txItem{
 			s.registryUpdate(live, cur, ks, "", nil),
 			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(keyPK(old.Hash), "KEY")}}},
 			{action: put(s.table, keyItem(keyAccount(cur, k), k), "attribute_not_exists(PK)"), onFail: errRetry},
-		})
+		}, keyEvent(cur, business.EventAPIKeyRotated, k, s.now()))
+		if err != nil {
+			return err
+		}
+		return s.transact(ctx, actions)
 	})
 	return secret, err
 }

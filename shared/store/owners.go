@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,7 +19,7 @@ import (
 )
 
 // The dashboard's people: owners, their sessions, their set-password links
-// and the count of failed sign-ins. None of these items is under an
+// and the counts of failed sign-ins. None of these items is under an
 // account's partition, and none holds a secret in the clear: sessions and
 // links are keyed by the SHA-256 of their token, passwords are argon2id
 // hashes.
@@ -25,15 +27,15 @@ import (
 //	owner            PK OWNER#<email>           SK OWNER    (sessions: map of session hash to expiry)
 //	session          PK SESSION#<sha256 of id>  SK SESSION  (expires via TTL)
 //	set-password     PK PWLINK#<sha256>         SK PWLINK   (expires via TTL)
-//	failed sign-ins  PK SIGNIN#<sha256 of email> SK FAILS   (expires via TTL)
+//	failed sign-ins  PK SIGNIN#<sha256 of email> SK FAILS   (browsers without a device cookie; expires via TTL)
+//	                 PK SIGNIN#<sha256 of email> SK DEVICE#<sha256 of the device cookie's nonce>
+//	                 PK SIGNIN#<sha256 of client> SK CLIENT  (an IP address, an IPv6 /64)
 
 func ownerKey(email string) attrs { return key("OWNER#"+email, "OWNER") }
 
 func sessionKey(hash string) attrs { return key("SESSION#"+hash, "SESSION") }
 
 func pwLinkKey(hash string) attrs { return key("PWLINK#"+hash, "PWLINK") }
-
-func signInKey(email string) attrs { return key("SIGNIN#"+business.HashToken(email), "FAILS") }
 
 const (
 	ownerSessionsAttr = "sessions"
@@ -85,10 +87,47 @@ func (s *Store) FindOwner(ctx context.Context, email string) (business.Owner, er
 	return ownerFrom(it), nil
 }
 
-// SignInFailures returns the failed sign-ins of email within the last
+// SignInClientFailures failed sign-ins from one client (an IP address,
+// an IPv6 /64) within business.SignInWindow refuse further attempts from
+// it by browsers without a device cookie for their email: more than one
+// email's worth (business.SignInFailures), as owners of several accounts
+// may share an office's address, yet few enough that one client cannot
+// keep every email it knows locked out.
+const SignInClientFailures = 20
+
+// SignInCount is one count of failed sign-ins, under its own lockout: a
+// device cookie's attempts at its email (DeviceSignIns), the attempts of
+// browsers without one at an email (EmailSignIns), or at any email from
+// one client (ClientSignIns).
+type SignInCount struct {
+	pk, sk string
+	limit  int
+}
+
+// EmailSignIns counts the attempts at email by browsers that hold no valid
+// device cookie for it, together.
+func EmailSignIns(email string) SignInCount {
+	return SignInCount{"SIGNIN#" + business.HashToken(email), "FAILS", business.SignInFailures}
+}
+
+// DeviceSignIns counts the attempts at email by the browser whose device
+// cookie has nonce device: failures made elsewhere never lock it.
+func DeviceSignIns(email, device string) SignInCount {
+	return SignInCount{"SIGNIN#" + business.HashToken(email), "DEVICE#" + business.HashToken(device), business.SignInFailures}
+}
+
+// ClientSignIns counts the attempts from client at any email by browsers
+// without a device cookie for it.
+func ClientSignIns(client string) SignInCount {
+	return SignInCount{"SIGNIN#" + business.HashToken("client\x00"+client), "CLIENT", SignInClientFailures}
+}
+
+func (c SignInCount) key() attrs { return key(c.pk, c.sk) }
+
+// SignInFailures returns c's failed sign-ins within the last
 // business.SignInWindow, oldest first.
-func (s *Store) SignInFailures(ctx context.Context, email string) ([]time.Time, error) {
-	it, err := s.getItem(ctx, signInKey(email), true)
+func (s *Store) SignInFailures(ctx context.Context, c SignInCount) ([]time.Time, error) {
+	it, err := s.getItem(ctx, c.key(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -112,58 +151,105 @@ func failuresFrom(it attrs) []time.Time {
 }
 
 // TakeSignInAttempt counts a sign-in attempt (or a check of the current
-// password) of email at at, before the password is checked: unless email is
-// locked out (business.SignInLockout), the attempt is recorded as a failure
-// and 0 returned; a successful check then clears the failures
-// (ClearSignInFailures). Locked out, nothing is recorded and the wait is
-// returned. Counting first means attempts racing each other cannot all be
-// checked against the same count: each write is conditioned on the count
-// it read, so at most business.SignInFailures of them get through in a
-// window. The item keeps only the newest failures, so it stays small
-// however many attempts are made.
-func (s *Store) TakeSignInAttempt(ctx context.Context, email string, at time.Time) (time.Duration, error) {
+// password) under c at at, before the password is checked: unless c is
+// locked out, the attempt is recorded as a failure and 0 returned; a
+// successful check then clears the failures (ClearSignInFailures) or
+// returns the attempt (ReturnSignInAttempt). Locked out, nothing is
+// recorded and the wait is returned. Counting first means attempts racing
+// each other cannot all be checked against the same count: each write is
+// conditioned on the count it read, so at most c's limit of them get
+// through in a window. The item keeps only the newest failures, so it
+// stays small however many attempts are made.
+func (s *Store) TakeSignInAttempt(ctx context.Context, c SignInCount, at time.Time) (time.Duration, error) {
 	var wait time.Duration
 	err := retrying(ctx, func() error {
-		cur, err := s.getItem(ctx, signInKey(email), true)
+		cur, err := s.getItem(ctx, c.key(), true)
 		if err != nil {
 			return err
 		}
-		if wait = business.SignInLockout(failuresFrom(cur), at); wait > 0 {
+		if wait = business.SignInLockout(failuresFrom(cur), at, c.limit); wait > 0 {
 			return nil
 		}
-		fails := business.AddSignInFailure(failuresFrom(cur), at)
-		l := make([]types.AttributeValue, len(fails))
-		for i, f := range fails {
-			l[i] = nInt(f.Unix())
-		}
-		it := signInKey(email)
-		it["type"], it["fails"] = str("signin_failures"), &types.AttributeValueMemberL{Value: l}
-		it[TTLAttribute] = nInt(at.Add(business.SignInWindow).Unix() + 60)
-		it["n"] = nInt(getInt(cur, "n") + 1)
-		in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")}
-		if cur != nil {
-			in.ConditionExpression, in.ExpressionAttributeValues = aws.String("n = :n"), attrs{":n": nInt(getInt(cur, "n"))}
-		}
-		_, err = s.db.PutItem(ctx, in)
-		if isConditionFailed(err) {
-			return errRetry
-		}
-		if err != nil {
-			return fmt.Errorf("count sign-in attempt: %w", err)
-		}
-		return nil
+		return s.putFailures(ctx, c, cur, business.RecentSignInFailures(append(failuresFrom(cur), at), at, c.limit), at)
 	})
 	return wait, err
 }
 
-// ClearSignInFailures forgets email's failed sign-ins (after a successful
+// ReturnSignInAttempt takes back one failure recorded at at under c (the
+// attempt proved to be the owner's), leaving the others: a client's count
+// forgets an owner's own sign-in, but one owner signing in cannot clear
+// the failures of others from the same client.
+func (s *Store) ReturnSignInAttempt(ctx context.Context, c SignInCount, at time.Time) error {
+	return retrying(ctx, func() error {
+		cur, err := s.getItem(ctx, c.key(), true)
+		if err != nil || cur == nil {
+			return err
+		}
+		fails := failuresFrom(cur)
+		i := slices.IndexFunc(fails, func(f time.Time) bool { return f.Unix() == at.Unix() })
+		if i < 0 {
+			return nil
+		}
+		return s.putFailures(ctx, c, cur, slices.Delete(fails, i, i+1), at)
+	})
+}
+
+// putFailures writes c's failures fails, if the item is still the one read
+// in cur (errRetry otherwise). It expires a window after the newest.
+func (s *Store) putFailures(ctx context.Context, c SignInCount, cur attrs, fails []time.Time, at time.Time) error {
+	newest := at
+	l := make([]types.AttributeValue, len(fails))
+	for i, f := range fails {
+		l[i] = nInt(f.Unix())
+		if f.After(newest) {
+			newest = f
+		}
+	}
+	it := c.key()
+	it["type"], it["fails"] = str("signin_failures"), &types.AttributeValueMemberL{Value: l}
+	it[TTLAttribute] = nInt(newest.Add(business.SignInWindow).Unix() + 60)
+	it["n"] = nInt(getInt(cur, "n") + 1)
+	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")}
+	if cur != nil {
+		in.ConditionExpression, in.ExpressionAttributeValues = aws.String("n = :n"), attrs{":n": nInt(getInt(cur, "n"))}
+	}
+	_, err := s.db.PutItem(ctx, in)
+	if isConditionFailed(err) {
+		return errRetry
+	}
+	if err != nil {
+		return fmt.Errorf("count sign-in attempt: %w", err)
+	}
+	return nil
+}
+
+// ClearSignInFailures forgets c's failed sign-ins (after a successful
 // one).
-func (s *Store) ClearSignInFailures(ctx context.Context, email string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: signInKey(email)})
+func (s *Store) ClearSignInFailures(ctx context.Context, c SignInCount) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: c.key()})
 	if err != nil {
 		return fmt.Errorf("clear sign-in failures: %w", err)
 	}
 	return nil
+}
+
+// DeviceSignature signs the parts of a dashboard device cookie. The key
+// is derived from the store's secret (the one that signs list cursors: a
+// deployment configures one secret), under a label of its own, so that
+// neither signature can stand for the other. Returns nil when the store has
+// no secret: then no device cookie is issued or trusted.
+func (s *Store) DeviceSignature(parts ...string) []byte {
+	if len(s.cursorSecret) == 0 {
+		return nil
+	}
+	k := hmac.New(sha256.New, s.cursorSecret)
+	k.Write([]byte("dashboard device cookie"))
+	m := hmac.New(sha256.New, k.Sum(nil))
+	for _, p := range parts {
+		m.Write([]byte(p))
+		m.Write([]byte{0})
+	}
+	return m.Sum(nil)
 }
 
 func sessionFrom(it attrs) business.Session {

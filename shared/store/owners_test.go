@@ -177,6 +177,7 @@ func TestSessionsPerOwnerAreBounded(t *testing.T) {
 func TestSignInAttemptsRacing(t *testing.T) {
 	ctx := context.Background()
 	f := newOwnerFixture(t)
+	x := store.EmailSignIns("x@example.com")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	allowed := 0
@@ -184,7 +185,7 @@ func TestSignInAttemptsRacing(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wait, err := f.st.TakeSignInAttempt(ctx, "x@example.com", f.st.Now())
+			wait, err := f.st.TakeSignInAttempt(ctx, x, f.st.Now())
 			if err != nil {
 				t.Error(err)
 			}
@@ -199,22 +200,66 @@ func TestSignInAttemptsRacing(t *testing.T) {
 	if allowed != business.SignInFailures {
 		t.Fatalf("%d of %d racing attempts were let through, want %d", allowed, 3*business.SignInFailures, business.SignInFailures)
 	}
-	fails, err := f.st.SignInFailures(ctx, "x@example.com")
+	fails, err := f.st.SignInFailures(ctx, x)
 	if err != nil || len(fails) != business.SignInFailures {
 		t.Fatalf("recorded %d failures (%v)", len(fails), err)
 	}
-	if other, _ := f.st.TakeSignInAttempt(ctx, "y@example.com", f.st.Now()); other != 0 {
+	if other, _ := f.st.TakeSignInAttempt(ctx, store.EmailSignIns("y@example.com"), f.st.Now()); other != 0 {
 		t.Fatalf("another email is locked out: %v", other)
 	}
 	f.advance(business.SignInWindow)
-	if wait, _ := f.st.TakeSignInAttempt(ctx, "x@example.com", f.st.Now()); wait != 0 {
+	if wait, _ := f.st.TakeSignInAttempt(ctx, x, f.st.Now()); wait != 0 {
 		t.Fatalf("still locked out a window later: %v", wait)
 	}
-	if err := f.st.ClearSignInFailures(ctx, "x@example.com"); err != nil {
+	if err := f.st.ClearSignInFailures(ctx, x); err != nil {
 		t.Fatal(err)
 	}
-	if fails, _ := f.st.SignInFailures(ctx, "x@example.com"); len(fails) != 0 {
+	if fails, _ := f.st.SignInFailures(ctx, x); len(fails) != 0 {
 		t.Fatalf("after a clear: %v", fails)
+	}
+}
+
+// TestSignInCountsApart: an email's count of untrusted attempts, a device
+// cookie's count at the same email and a client's count lock apart; a
+// client locks after store.SignInClientFailures, and a returned attempt
+// leaves the client's other failures counted.
+func TestSignInCountsApart(t *testing.T) {
+	ctx := context.Background()
+	f := newOwnerFixture(t)
+	email, device := store.EmailSignIns(f.email), store.DeviceSignIns(f.email, "nonce-1")
+	for range business.SignInFailures {
+		if wait, err := f.st.TakeSignInAttempt(ctx, email, f.st.Now()); wait != 0 || err != nil {
+			t.Fatalf("untrusted attempt: wait %v, %v", wait, err)
+		}
+	}
+	if wait, _ := f.st.TakeSignInAttempt(ctx, email, f.st.Now()); wait == 0 {
+		t.Fatal("the email's untrusted attempts are not locked after the limit")
+	}
+	if wait, err := f.st.TakeSignInAttempt(ctx, device, f.st.Now()); wait != 0 || err != nil {
+		t.Fatalf("the device is locked by the email's untrusted failures: %v, %v", wait, err)
+	}
+	if wait, _ := f.st.TakeSignInAttempt(ctx, store.DeviceSignIns(f.email, "nonce-2"), f.st.Now()); wait != 0 {
+		t.Fatal("another device is locked")
+	}
+
+	client := store.ClientSignIns("192.0.2.7")
+	at := f.st.Now()
+	for i := range store.SignInClientFailures {
+		if wait, err := f.st.TakeSignInAttempt(ctx, client, at); wait != 0 || err != nil {
+			t.Fatalf("client attempt %d: wait %v, %v", i+1, wait, err)
+		}
+	}
+	if wait, _ := f.st.TakeSignInAttempt(ctx, client, at); wait == 0 {
+		t.Fatal("the client is not locked after its limit")
+	}
+	if wait, _ := f.st.TakeSignInAttempt(ctx, store.ClientSignIns("192.0.2.8"), at); wait != 0 {
+		t.Fatal("another client is locked")
+	}
+	if err := f.st.ReturnSignInAttempt(ctx, client, at); err != nil {
+		t.Fatal(err)
+	}
+	if fails, _ := f.st.SignInFailures(ctx, client); len(fails) != store.SignInClientFailures-1 {
+		t.Fatalf("after one attempt returned the client has %d failures, want %d", len(fails), store.SignInClientFailures-1)
 	}
 }
 

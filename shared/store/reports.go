@@ -34,7 +34,8 @@ func (s *Store) ReportDays(ctx context.Context, account, from, to string) (map[s
 type ReportSums struct {
 	Days, Months map[string]business.Figures // by date, by yyyy-mm
 	// Parked counts the account's changes set aside because they could not
-	// be applied: while there are any, the figures leave them out.
+	// be applied (and those that could not be set aside either, left
+	// waiting): while there are any, the figures leave them out.
 	Parked int
 	Read   int // items read
 }
@@ -51,11 +52,10 @@ type ReportSums struct {
 // wait (the stream's consumer is behind; a retry goes on from where this
 // one stopped).
 func (s *Store) ReportFigures(ctx context.Context, account string, hist business.TimezoneHistory, dayRanges []business.Period, months []string) (ReportSums, error) {
-	read, err := s.applyWaiting(ctx, account, hist)
+	read, parked, err := s.applyWaiting(ctx, account, hist)
 	if err != nil {
 		return ReportSums{Read: read}, err
 	}
-	parked := 0
 	type span struct{ from, to string }
 	var spans []span
 	for _, r := range dayRanges {

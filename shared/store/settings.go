@@ -119,8 +119,10 @@ func (c SettingsChange) check(a business.Account) business.FieldErrors {
 // them, in one transaction guarded by the account's version (every change
 // of the keys bumps it too). One read and one write. The operators' directory entry keeps the
 // name the account was created with. A new timezone takes
-// effect TimezoneDelay after now. Returns EINVALID naming a bad field, or one
-// that cannot change, and ECONFLICT when the timezone history is full.
+// effect TimezoneDelay after now. The settings.updated event, in the same
+// transaction, names the fields whose value changed (data.changed) and
+// nothing else. Returns EINVALID naming a bad field, or one that cannot
+// change, and ECONFLICT when the timezone history is full.
 func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsChange) (Settings, error) {
 	var out Settings
 	err := retrying(ctx, func() error {
@@ -132,12 +134,19 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 		if err := c.check(a).Err(); err != nil {
 			return err
 		}
+		changed := []string{}
 		if c.Name != nil {
-			a.Name = strings.TrimSpace(*c.Name)
+			if name := strings.TrimSpace(*c.Name); name != a.Name {
+				a.Name, changed = name, append(changed, "business_name")
+			}
 		}
 		if c.Timezone != nil {
+			before := len(hist)
 			if hist, _, err = hist.Change(*c.Timezone, s.now()); err != nil {
 				return err
+			}
+			if len(hist) != before {
+				changed = append(changed, "timezone")
 			}
 		}
 		a.Timezone = hist.Current().Name
@@ -170,6 +179,10 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 			tw.action.Update.ExpressionAttributeValues = attrs{":name": vals[":name"], ":tz": vals[":tz"], ":tzs": timezonesValue(hist)}
 			actions = append(actions, tw)
 		}
+		actions, err = s.withEvents(actions, settingsEvent(account, cur, changed, s.now()))
+		if err != nil {
+			return err
+		}
 		if err := s.transact(ctx, actions); err != nil {
 			return err
 		}
@@ -177,4 +190,15 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 		return nil
 	})
 	return out, err
+}
+
+// settingsEvent is the settings.updated event of a change of the settings
+// of account read in cur: data.changed names the fields whose value changed
+// (as the API names them), never a value. The settings' version is the
+// account's after the change.
+func settingsEvent(account string, cur attrs, changed []string, now time.Time) *events {
+	ev := newEvents(account, now)
+	ev.add(business.EventSettingsUpdated, business.EventResource{Type: business.ResourceSettings, ID: account, Version: getInt(cur, "version") + 1},
+		map[string]any{"changed": changed})
+	return ev
 }

@@ -92,7 +92,7 @@ type Service struct {
 	probing  map[string]bool
 	failing  map[string]bool      // accounts whose failure count in the table may be above 0
 	held     map[string]time.Time // circuits this dispatcher opened, until their probe
-	settings map[string]cachedTarget
+	offSeen  map[string]bool      // endpoint queues whose last read found the endpoint off
 	slots    chan struct{}
 	wg       sync.WaitGroup
 }
@@ -112,19 +112,9 @@ type target struct {
 	off bool
 }
 
-// cachedTarget is a queue's target as read at.
-type cachedTarget struct {
-	t  target
-	at time.Time
-}
-
-// settingsTTL is how long a dispatcher uses a queue's target (an account's
-// webhook settings, an endpoint and its secrets) before reading it again.
-const settingsTTL = 5 * time.Second
-
-// settingsKept is how many queues' targets the cache holds before it drops
-// the expired ones.
-const settingsKept = 1024
+// offSeenKept is how many endpoint queues found off a dispatcher notes
+// before it forgets them all (a note only saves a pass: see endpointOff).
+const offSeenKept = 1024
 
 // NewService returns a Service; schedule is the wait before each retry.
 func NewService(st *store.Store, sender *Sender, schedule []time.Duration, log *slog.Logger) *Service {
@@ -132,7 +122,7 @@ func NewService(st *store.Store, sender *Sender, schedule []time.Duration, log *
 		Probe: BreakerProbe, SweepDelay: SweepDelay, DisableAfter: business.EndpointDisableAfter,
 		inFlight: map[string]bool{}, perAcct: map[string]int{},
 		drained: map[string]int64{}, probing: map[string]bool{}, failing: map[string]bool{}, held: map[string]time.Time{},
-		settings: map[string]cachedTarget{}, slots: make(chan struct{}, MaxInFlight)}
+		offSeen: map[string]bool{}, slots: make(chan struct{}, MaxInFlight)}
 }
 
 // insertOf returns the type of the item a stream record inserts ("" for
@@ -166,9 +156,13 @@ func Streamed(r events.DynamoDBEventRecord) bool { return IsPaymentInsert(r) || 
 // records a delivery, due at once, and wakes its account's queue; for each
 // event insert, a delivery to each endpoint of the account that subscribes
 // to it, each in its endpoint's queue. It never waits on a receiver
-// (Dispatch makes the attempts). A record whose deliveries could not be
-// recorded is reported by its sequence number, so Lambda retries from it; a
-// record seen again finds its deliveries and does nothing.
+// (Dispatch makes the attempts). A record no retry can process (see
+// Unprocessable: a retired test twin's payment, a record without its ids)
+// is logged and passed over, so the records behind it are not held. A record
+// whose deliveries could not be recorded for a passing cause is reported by
+// its sequence number: Lambda hands the shard again from the lowest one
+// reported, and the records after it that were recorded find their
+// deliveries and do nothing.
 func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
 	var payments, evs []map[string]types.AttributeValue
@@ -183,7 +177,7 @@ func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (ev
 			evSeqs = append(evSeqs, r.Change.SequenceNumber)
 		}
 	}
-	for _, i := range s.recordAll(ctx, payments, false) {
+	for _, i := range s.recordAll(ctx, payments) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seqs[i]})
 	}
 	for _, i := range s.fanOut(ctx, evs) {
@@ -194,9 +188,10 @@ func (s *Service) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (ev
 
 // recordAll records the delivery of each payment record, then wakes each
 // account that got one to wait; it returns the indexes of the payments whose
-// delivery (or its account's wake) could not be recorded. With skipUnknown a
-// payment of an account that does not exist is logged and passed over.
-func (s *Service) recordAll(ctx context.Context, payments []map[string]types.AttributeValue, skipUnknown bool) []int {
+// delivery (or its account's wake) could not be recorded. A payment no retry
+// can record (Unprocessable: its account is gone, or it lacks its ids) is
+// logged and passed over.
+func (s *Service) recordAll(ctx context.Context, payments []map[string]types.AttributeValue) []int {
 	var mu sync.Mutex
 	var failed []int
 	fail := func(i int) { mu.Lock(); failed = append(failed, i); mu.Unlock() }
@@ -210,8 +205,9 @@ func (s *Service) recordAll(ctx context.Context, payments []map[string]types.Att
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			account, waiting, err := s.record(ctx, accounts, img)
-			if skipUnknown && business.ErrorCode(err) == business.ENOTFOUND {
-				s.log.ErrorContext(ctx, "webhook delivery not recorded: no such account", "transaction_id", getString(img, "transaction_id"), "error", err.Error())
+			if err != nil && Unprocessable(err) {
+				s.log.WarnContext(ctx, "webhook delivery not recorded: the record cannot be processed; passed over", "account_id", getString(img, "account_id"),
+					"transaction_id", getString(img, "transaction_id"), "error", err.Error())
 				return
 			}
 			if err != nil {
@@ -256,9 +252,10 @@ func (s *Service) wakeAll(ctx context.Context, woken map[string][]int, fail func
 // fanOut records, for each event record, a delivery to every endpoint of
 // its account that subscribes to its type, pending and due at once, then
 // wakes the queues of the enabled ones; it returns the indexes of the
-// events whose deliveries (or a queue's wake) could not be recorded. A
-// disabled endpoint's delivery is recorded too, and waits: enabling the
-// endpoint again wakes its queue.
+// events whose deliveries (or a queue's wake) could not be recorded (one no
+// retry can record, Unprocessable, is logged and passed over). A disabled
+// endpoint's delivery is recorded too, and waits: enabling the endpoint
+// again wakes its queue.
 func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeValue) []int {
 	var mu sync.Mutex
 	var failed []int
@@ -273,6 +270,11 @@ func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeVa
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			queues, err := s.fanOneOut(ctx, endpoints, img)
+			if err != nil && Unprocessable(err) {
+				s.log.WarnContext(ctx, "webhook endpoint deliveries not recorded: the record cannot be processed; passed over", "account_id", getString(img, "account_id"),
+					"event_id", getString(img, "event_id"), "error", err.Error())
+				return
+			}
 			if err != nil {
 				s.log.ErrorContext(ctx, "webhook endpoint deliveries not recorded", "account_id", getString(img, "account_id"),
 					"event_id", getString(img, "event_id"), "error", err.Error())
@@ -299,7 +301,7 @@ func (s *Service) fanOneOut(ctx context.Context, endpoints *batchEndpoints, img 
 	account, id := getString(img, "account_id"), getString(img, "event_id")
 	body, eventType, ok := store.EventFromImage(img)
 	if account == "" || id == "" || !ok || len(body) == 0 {
-		return nil, fmt.Errorf("event record without account_id, event_id or body")
+		return nil, fmt.Errorf("event record without account_id, event_id or body: %w", errUnprocessable)
 	}
 	eps, err := endpoints.list(ctx, s.store, account)
 	if err != nil {
@@ -391,7 +393,7 @@ func (b *batchAccounts) find(ctx context.Context, st *store.Store, id string) (b
 func (s *Service) record(ctx context.Context, accounts *batchAccounts, img map[string]types.AttributeValue) (string, bool, error) {
 	accountID, tx := getString(img, "account_id"), getString(img, "transaction_id")
 	if accountID == "" || tx == "" {
-		return "", false, fmt.Errorf("payment record without account_id or transaction_id")
+		return "", false, fmt.Errorf("payment record without account_id or transaction_id: %w", errUnprocessable)
 	}
 	acct, settings, err := accounts.find(ctx, s.store, accountID)
 	if err != nil {
@@ -452,7 +454,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 				return created, err
 			}
 		}
-		failed := s.recordAll(ctx, missing, true)
+		failed := s.recordAll(ctx, missing)
 		created += len(missing) - len(failed)
 		if len(failed) > 0 {
 			return created, fmt.Errorf("sweep: %d of %d missing deliveries not recorded; the next sweep tries again", len(failed), len(missing))
@@ -624,6 +626,8 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 		}
 	}
 	started, busy, remaining := 0, local > 0, false
+	var tg target // read at the first attempt this pass starts
+	read := false
 	for _, d := range ds {
 		if d.NextAt.After(now) {
 			earlier(d.NextAt)
@@ -642,8 +646,13 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 			remaining = true
 			break
 		}
-		tg, ok := s.targetOf(ctx, q.AccountID, now)
-		if !ok || tg.off || !s.start(ctx, d.Delivery, tg, false) {
+		if !read {
+			if tg, read = s.targetOf(ctx, q.AccountID, now); !read {
+				remaining = true
+				break
+			}
+		}
+		if tg.off || !s.start(ctx, d.Delivery, tg, false) {
 			remaining = true
 			break
 		}
@@ -748,20 +757,17 @@ func (s *Service) underWay(d business.Delivery) bool {
 	return s.inFlight[d.AccountID+"/"+d.TransactionID]
 }
 
-// targetOf returns where the deliveries of a queue go: the account's
-// webhook settings, or for an endpoint's queue the endpoint and its
-// secrets, read at most settingsTTL ago.
+// targetOf reads where the deliveries of a queue go: the account's webhook
+// settings, or for an endpoint's queue the endpoint and its secrets. Each
+// read is consistent and serves only the attempts one pass of the queue
+// starts, never a later pass: a rotation, a disable or a new URL answered
+// before a pass began applies to every attempt it starts. A queue whose
+// endpoint is off is noted, so that the next pass parks it (endpointOff).
 func (s *Service) targetOf(ctx context.Context, queue string, now time.Time) (target, bool) {
-	s.mu.Lock()
-	c, ok := s.settings[queue]
-	s.mu.Unlock()
-	if ok && now.Sub(c.at) < settingsTTL {
-		return c.t, true
-	}
 	var t target
 	var err error
 	if account, id, isEndpoint := store.SplitEndpointQueue(queue); isEndpoint {
-		t, err = s.readEndpoint(ctx, account, id, now, false)
+		t, err = s.readEndpoint(ctx, account, id, now)
 	} else {
 		var wh business.Webhook
 		_, wh, err = s.store.FindAccount(ctx, queue)
@@ -771,34 +777,27 @@ func (s *Service) targetOf(ctx context.Context, queue string, now time.Time) (ta
 		s.log.WarnContext(ctx, "webhook dispatch: target not read", "account_id", queue, "error", err.Error())
 		return target{}, false
 	}
-	s.remember(queue, t, now)
+	if t.off {
+		s.noteOff(queue)
+	}
 	return t, true
 }
 
-// remember caches t as queue's target, read at now.
-func (s *Service) remember(queue string, t target, now time.Time) {
+// noteOff notes that queue's endpoint was found off.
+func (s *Service) noteOff(queue string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.settings) >= settingsKept { // a long-running dispatcher forgets what expired
-		for id, c := range s.settings {
-			if now.Sub(c.at) >= settingsTTL {
-				delete(s.settings, id)
-			}
-		}
+	if len(s.offSeen) >= offSeenKept { // a long-running dispatcher forgets them
+		clear(s.offSeen)
 	}
-	s.settings[queue] = cachedTarget{t: t, at: now}
+	s.offSeen[queue] = true
 }
 
-// readEndpoint reads an endpoint's target: off when it is disabled or
-// deleted (its secrets are then not read). consistent asks for a read no
-// older than the call.
-func (s *Service) readEndpoint(ctx context.Context, account, id string, now time.Time, consistent bool) (target, error) {
-	find := s.store.FindEndpoint
-	if consistent {
-		find = s.store.FindEndpointNow
-	}
+// readEndpoint reads an endpoint's target, consistently: off when it is
+// disabled or deleted (its secrets are then not read).
+func (s *Service) readEndpoint(ctx context.Context, account, id string, now time.Time) (target, error) {
 	off := target{endpoint: true, off: true}
-	ep, err := find(ctx, account, id)
+	ep, err := s.store.FindEndpointNow(ctx, account, id)
 	switch {
 	case business.ErrorCode(err) == business.ENOTFOUND:
 		return off, nil
@@ -820,23 +819,29 @@ func (s *Service) readEndpoint(ctx context.Context, account, id string, now time
 // endpointOff reports whether q is the queue of an endpoint that is
 // disabled or deleted, and then parks it: nothing is attempted, and the
 // queue leaves the due index until the endpoint is enabled again (that
-// wakes it). The cached target may be older than q's read, so the endpoint
-// is read again before the queue is parked: a re-enable in between would
-// otherwise be missed and its deliveries stranded.
+// wakes it). Only a queue an earlier read found off is looked at (one not
+// yet found off has its target read before any attempt starts, and is
+// noted then), and its endpoint is read again before the queue is parked:
+// a re-enable since that read would otherwise be missed and its deliveries
+// stranded.
 func (s *Service) endpointOff(ctx context.Context, q store.Queue, now time.Time) bool {
 	account, id, ok := store.SplitEndpointQueue(q.AccountID)
 	if !ok {
 		return false
 	}
-	if tg, ok := s.targetOf(ctx, q.AccountID, now); !ok || !tg.off {
-		return false // unreadable: the attempts find out and wait
+	s.mu.Lock()
+	seen := s.offSeen[q.AccountID]
+	delete(s.offSeen, q.AccountID)
+	s.mu.Unlock()
+	if !seen {
+		return false
 	}
-	tg, err := s.readEndpoint(ctx, account, id, now, true)
+	tg, err := s.readEndpoint(ctx, account, id, now)
 	if err != nil {
 		s.log.WarnContext(ctx, "webhook dispatch: endpoint not read", "account_id", q.AccountID, "error", err.Error())
+		s.noteOff(q.AccountID) // the next pass reads it again
 		return true
 	}
-	s.remember(q.AccountID, tg, now)
 	if !tg.off {
 		return false
 	}
@@ -942,7 +947,7 @@ func (s *Service) disableFailing(ctx context.Context, queue string, since, now t
 		s.log.WarnContext(ctx, "webhook endpoint not disabled", "account_id", account, "endpoint_id", id, "error", err.Error())
 		return
 	}
-	s.remember(queue, target{endpoint: true, off: true}, now)
+	s.noteOff(queue)
 	if disabled {
 		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed", "account_id", account, "endpoint_id", id,
 			"failing_since", since, "disable_after", s.DisableAfter.String())

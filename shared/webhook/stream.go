@@ -1,9 +1,33 @@
 package webhook
 
 import (
+	"errors"
+
+	"bizdata/shared/business"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
+
+// errUnprocessable marks a stream record that lacks what its kind must
+// carry (an account, a transaction or event id, a body).
+var errUnprocessable = errors.New("stream record cannot be processed")
+
+// Unprocessable reports whether handing a stream record again cannot change
+// err: the record lacks what it must carry, its account is gone (a test twin
+// retired by a clear, whose payments, refunds and figures the stream still
+// carries for a while; the account item is read consistently, so a miss is
+// final). Such a record is logged and
+// passed over, never reported as a batch item failure: Lambda hands a shard
+// again from the lowest failed record, so one that can never succeed would
+// hold every later record of the shard, every merchant's, until its retries
+// ran out. Anything else (throttling, a timeout, a denied call, a write
+// DynamoDB refuses) is reported and retried, and reaches the failure queue
+// and its alarm if it outlasts the retries: passing it over would lose a
+// delivery without a word.
+func Unprocessable(err error) bool {
+	return errors.Is(err, errUnprocessable) || business.ErrorCode(err) == business.ENOTFOUND
+}
 
 // FromStreamImage converts a stream record's image (the Lambda events
 // package's own attribute type) into the SDK's attribute values.

@@ -1,0 +1,93 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"bizdata/shared/api"
+	"bizdata/shared/business"
+	"bizdata/shared/testdb"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TestClearStopsAtItsPurgeTime: a clear whose purge has no time left
+// answers 202 with purge_complete false (the clear itself has committed),
+// instead of deleting until the
+// function's deadline; a later clear with time completes, and nothing of
+// the retired twin is left in its partition.
+func TestClearStopsAtItsPurgeTime(t *testing.T) {
+	st, _ := testdb.NewStore(t)
+	ctx := context.Background()
+	a, _ := testdb.NewAccount(t, st, "Shop", "SHOPCLEAR")
+	_, testKey, err := st.CreateKey(ctx, a.ID, nil, business.APIKey{Name: "ci", Scopes: []string{business.ScopeAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hurried := httptest.NewServer(api.NewServer(st, testdb.Quiet(), 0).SetPurgeFor(time.Nanosecond).Handler(api.Routes))
+	defer hurried.Close()
+	normal := httptest.NewServer(api.NewServer(st, testdb.Quiet(), 0).Handler(api.Routes))
+	defer normal.Close()
+	post := func(base, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		var out map[string]any
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s: not JSON: %s", path, raw)
+		}
+		return res.StatusCode, out
+	}
+	for i := 0; i < 3; i++ {
+		if code, body := post(normal.URL, "/api/v1/customers/add", `{"name":"Ama"}`); code != 200 {
+			t.Fatalf("customer: %d %v", code, body)
+		}
+	}
+	retired := business.TwinID(a.ID, 1)
+	code, body := post(hurried.URL, "/api/v1/test-data/clear", "")
+	if data, _ := body["data"].(map[string]any); code != 202 || data["purge_complete"] != false {
+		t.Fatalf("a clear without purge time: %d %v, want 202 and purge_complete false", code, body)
+	}
+	if left := partition(t, st.Client(), st.Table(), "A#"+retired); left == 0 {
+		t.Fatal("the retired twin's partition is empty: the clear deleted past its purge time")
+	}
+	code, body = post(normal.URL, "/api/v1/test-data/clear", "")
+	if data, _ := body["data"].(map[string]any); code != 200 || data["purge_complete"] != true {
+		t.Fatalf("a later clear: %d %v, want 200 and purge_complete true", code, body)
+	}
+	if left := partition(t, st.Client(), st.Table(), "A#"+retired); left != 0 {
+		t.Errorf("%d items left in the retired twin's partition after the purge completed", left)
+	}
+}
+
+// partition counts the items of one table partition.
+func partition(t *testing.T, db *dynamodb.Client, table, pk string) int {
+	t.Helper()
+	out, err := db.Query(context.Background(), &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Items)
+}
