@@ -262,7 +262,7 @@ func TestPollerBisectsAndSkipsOnlyThePoison(t *testing.T) {
 	}
 	live := 0
 	for _, r := range streamRecords(t, s, cfg) {
-		if webhook.IsEventInsert(events.DynamoDBEventRecord{EventName: string(r.EventName), Change: events.DynamoDBStreamRecord{NewImage: toEvents(r.Dynamodb.NewImage)}}) {
+		if webhook.IsEventInsert(events.DynamoDBEventRecord{EventName: string(r.EventName), Change: events.DynamoDBStreamRecord{NewImage: webhook.StreamImage(r.Dynamodb.NewImage)}}) {
 			live++
 		}
 	}

@@ -254,12 +254,6 @@ func handleBatch(ctx context.Context, pass Filter, handle Handler, records []st.
 	return nil, false
 }
 
-// toEvents converts the Streams API's attribute values into the events
-// package's, as Lambda would deliver them (webhook.StreamImage).
-func toEvents(img map[string]st.AttributeValue) map[string]events.DynamoDBAttributeValue {
-	return webhook.StreamImage(img)
-}
-
 // streamARN returns the table's stream, or nil when it has none (logged:
 // webhooks are off) or ctx ends first. A failed read of the table
 // (DynamoDB Local busy or starting) is tried again each second, so one slow

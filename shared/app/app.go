@@ -80,15 +80,9 @@ func FromEnv() (Config, error) {
 // DynamoDB Local with fixed local credentials; otherwise it uses the
 // standard AWS configuration chain.
 func NewDynamoDB(ctx context.Context, endpoint string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
-	var opts []func(*config.LoadOptions) error
-	if endpoint != "" {
-		opts = append(opts,
-			config.WithRegion("us-east-1"),
-			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsConfig(ctx, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("load aws config: %w", err)
+		return nil, err
 	}
 	optFns = append([]func(*dynamodb.Options){lambdaBudget}, optFns...)
 	if endpoint != "" {
@@ -217,15 +211,33 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 	}
 }
 
-// NewStreams returns a DynamoDB Streams client for the local devserver's
-// stream poller, configured like NewDynamoDB.
+// NewStreams returns a DynamoDB Streams client configured like NewDynamoDB:
+// DynamoDB Local's at endpoint (the devserver's stream poller), AWS's
+// without one (the drain of the stream's failure queue).
 func NewStreams(ctx context.Context, endpoint string) (*dynamodbstreams.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	cfg, err := awsConfig(ctx, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("load aws config: %w", err)
+		return nil, err
 	}
 	return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
 	}), nil
+}
+
+// awsConfig is AWS's standard configuration chain, or with a local
+// endpoint (DynamoDB Local) a fixed region and placeholder credentials.
+func awsConfig(ctx context.Context, endpoint string) (aws.Config, error) {
+	var opts []func(*config.LoadOptions) error
+	if endpoint != "" {
+		opts = append(opts,
+			config.WithRegion("us-east-1"),
+			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load aws config: %w", err)
+	}
+	return cfg, nil
 }

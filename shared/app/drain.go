@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/smithy-go"
@@ -214,19 +213,6 @@ func drainBatch(ctx context.Context, streams *dynamodbstreams.Client, b StreamBa
 	return handed, nil
 }
 
-// newStreamsClient returns a DynamoDB Streams client: DynamoDB Local's with
-// an endpoint (NewStreams), AWS's standard configuration chain otherwise.
-func newStreamsClient(ctx context.Context, endpoint string) (*dynamodbstreams.Client, error) {
-	if endpoint != "" {
-		return NewStreams(ctx, endpoint)
-	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load aws config: %w", err)
-	}
-	return dynamodbstreams.NewFromConfig(cfg), nil
-}
-
 // RunDrainStreamFailures starts the function fed by the failure queue of
 // the deliver-webhooks mapping (DrainStreamFailures). Like RunFunction, it
 // returns only when the function cannot start.
@@ -240,7 +226,7 @@ func RunDrainStreamFailures() error {
 	if err != nil {
 		return fmt.Errorf("drain-stream-failures: %w", err)
 	}
-	streams, err := newStreamsClient(ctx, cfg.Endpoint)
+	streams, err := NewStreams(ctx, cfg.Endpoint)
 	if err != nil {
 		return fmt.Errorf("drain-stream-failures: %w", err)
 	}

@@ -319,8 +319,9 @@ func (s *Store) endpointDeletes(account, id string, version int64) []txItem {
 // older previous secret is dropped. The webhook_endpoint.secret_rotated
 // event, in the same transaction, holds the endpoint as its GET answers it
 // (at its version: a rotation leaves the endpoint's item as it is) and
-// previous_secret_expires_at, never a secret. Returns ENOTFOUND when the
-// endpoint does not exist.
+// previous_secret_expires_at, never a secret; the transaction holds only
+// while the endpoint is still at the version read. Returns ENOTFOUND when
+// the endpoint does not exist.
 func (s *Store) RotateEndpointSecret(ctx context.Context, account, id, secret string, overlap time.Duration, now time.Time) error {
 	return retrying(ctx, func() error {
 		it, err := s.getOne(ctx, endpointKey(account, id), endpointNotFound, true)
@@ -343,7 +344,12 @@ func (s *Store) RotateEndpointSecret(ctx context.Context, account, id, secret st
 		}
 		ev := newEvents(account, now)
 		ev.add(business.EventEndpointSecretRotated, endpointResource(e), data)
-		actions, err := s.withEvents([]txItem{{action: types.TransactWriteItem{Update: up}, onFail: business.Errorf(business.ENOTFOUND, endpointNotFound)}}, ev)
+		// The event shows the endpoint as read: an edit or a delete since
+		// then reads it again (a delete then answers not found).
+		still := txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.table),
+			Key: endpointKey(account, id), ConditionExpression: aws.String("version = :v"),
+			ExpressionAttributeValues: attrs{":v": nInt(e.Version)}}}, onFail: errRetry}
+		actions, err := s.withEvents([]txItem{still, {action: types.TransactWriteItem{Update: up}, onFail: business.Errorf(business.ENOTFOUND, endpointNotFound)}}, ev)
 		if err != nil {
 			return err
 		}
