@@ -73,7 +73,8 @@ const usage = `usage:
                          (the item's stock ledger, newest first, N entries, default 50)
   admin migrate [--json]  (after an upgrade: moves callback secrets off account items,
                           gives records written before views theirs, counts records written
-                          before reports in them; safe to run again)
+                          before reports in them, moves events stored before the sharded
+                          feed into it; safe to run again)
 `
 
 func main() {
@@ -395,10 +396,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l, "reported": c})
+		// Events stored before the feed was sharded move into it, so the
+		// feed and the event's read still find them.
+		e, err := st.MoveLegacyEvents(ctx)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened, %d records counted in reports\n", n, r, l, c)
+		if *asJSON {
+			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l, "reported": c, "events": e})
+		}
+		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened, %d records counted in reports, %d events moved to the sharded feed\n", n, r, l, c, e)
 		return nil
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))

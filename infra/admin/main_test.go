@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -269,17 +270,35 @@ func TestAdminMigrate(t *testing.T) {
 	}
 	unsigned, _ := testdb.NewAccount(t, st, "Plain Shop", "PLAIN1")
 	untouched := map[string]map[string]types.AttributeValue{current.ID: accountItem(current.ID), unsigned.ID: accountItem(unsigned.ID)}
+	// An event stored before the feed was sharded: its own item, its JSON
+	// in the view.
+	evID := business.NewEventIDs(time.Now()).Next()
+	evBody := `{"id":"` + evID + `","type":"customer.created","created_at":"2026-11-26 10:15:32","livemode":true,` +
+		`"resource":{"type":"customer","id":"9","version":1},"data":{"id":9,"name":"Ama"}}`
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	base := "A#" + unsigned.ID + "#EVENT"
+	if _, err := st.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(cfg.TableName), Item: map[string]types.AttributeValue{
+		"PK": s(base + "#" + evID), "SK": s("EVENT"), "type": s("event"), "account_id": s(unsigned.ID), "event_id": s(evID),
+		"event_type": s("customer.created"), store.TTLAttribute: &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
+		"v":      &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"body": s(evBody)}},
+		"GSI1PK": s(base), "GSI1SK": s(evID), "GSI3PK": s(base + "#RES#customer#9"), "GSI3SK": s(evID),
+	}}); err != nil {
+		t.Fatal(err)
+	}
 
 	var out bytes.Buffer
-	for i, want := range []string{"migrated 2 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports\n", "migrated 0 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports\n"} { // the second run finds nothing to do
+	for i, want := range []string{"migrated 2 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 1 events moved to the sharded feed\n", "migrated 0 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 events moved to the sharded feed\n"} { // the second run finds nothing to do
 		out.Reset()
 		if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != want {
 			t.Fatalf("migrate, run %d: %v %q, want %q", i+1, err, out.String(), want)
 		}
 	}
 	out.Reset()
-	if err := run(ctx, []string{"migrate", "--json"}, &out); err != nil || strings.TrimSpace(out.String()) != `{"ledgers":0,"migrated":0,"records":0,"reported":0}` {
+	if err := run(ctx, []string{"migrate", "--json"}, &out); err != nil || strings.TrimSpace(out.String()) != `{"events":0,"ledgers":0,"migrated":0,"records":0,"reported":0}` {
 		t.Fatalf("migrate --json: %v %q", err, out.String())
+	}
+	if body, err := st.FindEvent(ctx, unsigned.ID, evID); err != nil || string(body) != evBody {
+		t.Fatalf("the moved event reads %s (%v), want %s", body, err, evBody)
 	}
 
 	for id, want := range map[string]string{legacy.ID: legacySecret, both.ID: itemSecret} {
@@ -307,7 +326,7 @@ func TestAdminMigrate(t *testing.T) {
 	}
 	setLegacy(legacy.ID, legacySecret)
 	out.Reset()
-	if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != "migrated 1 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports\n" {
+	if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != "migrated 1 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 events moved to the sharded feed\n" {
 		t.Fatalf("migrate: %v %q", err, out.String())
 	}
 	if _, wh, _ := st.FindAccount(ctx, legacy.ID); wh.CallbackSecret != "a-newer-secret-via-api" {

@@ -306,8 +306,24 @@ type metered struct {
 	written      []key // items the call wrote
 	calc, local  cost  // local: what DynamoDB Local reported
 	localIndexes bool  // Local reported units per index
+	items        []itemWrite
 	note         string
 	err          error
+}
+
+// itemWrite is one item a write call wrote, as it is after the call (as it
+// was, for a delete), and what writing it cost (twice, in a transaction).
+type itemWrite struct {
+	image item
+	cost  cost
+}
+
+// present returns after, or before when the write removed the item.
+func present(after, before item) item {
+	if after != nil {
+		return after
+	}
+	return before
 }
 
 // key names one item of a table.
@@ -458,6 +474,7 @@ func (m *meter) measure(ctx context.Context, rec *metered, p, result any, keys [
 	switch in := p.(type) {
 	case *dynamodb.PutItemInput, *dynamodb.UpdateItemInput, *dynamodb.DeleteItemInput:
 		rec.calc = m.schema.write(before[0], after[0])
+		rec.items = []itemWrite{{present(after[0], before[0]), rec.calc}}
 	case *dynamodb.TransactWriteItemsInput:
 		// What Local reports instead (see the note below): the items'
 		// figures added as a set (items whose table and index figures are
@@ -474,6 +491,9 @@ func (m *meter) measure(ctx context.Context, rec *metered, p, result any, keys [
 			} else {
 				w = m.schema.write(before[i], after[i])
 				rec.calc.add(w, 2)
+				var twice cost
+				twice.add(w, 2)
+				rec.items = append(rec.items, itemWrite{present(after[i], before[i]), twice})
 				local = 2 * w.table
 				if before[i] == nil && after[i] == nil {
 					local = 1

@@ -110,7 +110,7 @@ func (b *bench) eventsFanout() error {
 		handedMu.Lock()
 		defer handedMu.Unlock()
 		for _, r := range ev.Records {
-			if id := r.Change.NewImage["event_id"]; webhook.IsEventInsert(r) && id.DataType() == events.DataTypeString {
+			if id := r.Change.NewImage["SK"]; webhook.IsEventInsert(r) && id.DataType() == events.DataTypeString {
 				if _, seen := handed[id.String()]; !seen {
 					handed[id.String()] = now
 				}

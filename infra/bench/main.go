@@ -68,6 +68,7 @@ func run() error {
 	flag.DurationVar(&fanInterval, "fanout-interval", fanInterval, "the fanout step's time between one merchant's changes")
 	flag.IntVar(&initStarts, "init-starts", initStarts, "the init step's starts of each function")
 	flag.StringVar(&initFunctions, "init-functions", "", "comma-separated functions the init step measures (default: all)")
+	flag.StringVar(&memoryFunctions, "memory-functions", "", "comma-separated functions the memory step measures (default: all)")
 	flag.Parse()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" {

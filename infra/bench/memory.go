@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,8 +27,6 @@ import (
 	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Lambda's sizes and prices: memory sizes considered, the size that gets one
@@ -51,14 +48,17 @@ const (
 	hookBacklog   = 8
 )
 
+// memoryFunctions, when set, limits the memory step to these functions (the
+// -memory-functions flag), to measure a few on their own.
+var memoryFunctions string
+
 // memory runs every function's own binary under a minimal Lambda Runtime API,
 // one cold event then a representative sequence, reads the process's peak RSS
 // and CPU time, and picks each function's MemorySize from them.
 func (b *bench) memory() error {
-	mains, _ := filepath.Glob("functions/*/main.go")
-	var names []string
-	for _, m := range mains {
-		names = append(names, filepath.Base(filepath.Dir(m)))
+	names, err := functionNames(memoryFunctions)
+	if err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp("", "memory")
 	if err != nil {
@@ -86,13 +86,8 @@ func (b *bench) memory() error {
 	b.memoryIntro(put)
 	chosen := map[int][]string{}
 	others := map[int]*spread{} // against 256 MB, every function but retry-webhooks
-	var unplanned []string      // listed under the table, not measured
 	for _, name := range names {
 		p, err := b.memoryPlan(name, load)
-		if errors.Is(err, errNoPlan) {
-			unplanned = append(unplanned, name)
-			continue
-		}
 		if err != nil {
 			return err
 		}
@@ -120,9 +115,6 @@ func (b *bench) memory() error {
 			}
 			others[size].add(u.cost(size)-u.cost(256), u.p50(size)/u.p50(256))
 		}
-	}
-	if len(unplanned) > 0 {
-		b.printf("\nNot measured, the step having no events for them yet: %s.\n", strings.Join(unplanned, ", "))
 	}
 	var rates []string
 	for _, size := range memorySizes {
@@ -180,8 +172,10 @@ func (b *bench) memoryIntro(put time.Duration) {
 		float64(len(fillToLimits("add-sale", map[string]any{})))/1e6)
 	b.printf("Corrections: the ordinary requests are the round-trips step's correction cases of the function by turns (refund-sale: money only, then 1 stocked unit returned; void-sale: a sale without, then with 2 stocked lines; adjust-stock: +1; list-movements: a page of %d), each on a record that takes it (refunds of a paid sale of this step's own, each void of a different unpaid sale) and, as every request here, without an Idempotency-Key; refund-sale's largest body returns a unit of each line of a 100-line sale (%.1f KB), and list-movements' limit=200 lists an item's %d movements. ",
 		corrMovesMax, float64(len(fillToLimits("refund-sale", map[string]any{"amount": "5.00"})))/1e3, corrMoves)
-	b.printf("deliver-webhooks: a stream batch of 1 payment insert, then 4 of 25 (the template's BatchSize). retry-webhooks: scheduled runs cut to %s by their runtime deadline, on a table of their own, sending to a receiver on loopback (plain HTTP): the cold one and one more with nothing due, then 3 with %d deliveries due for each of %d merchants (its cost scales these to a %s run).\n\n",
+	b.printf("deliver-webhooks: a stream batch of 1 payment insert, then 4 of 25 (the template's BatchSize). retry-webhooks: scheduled runs cut to %s by their runtime deadline, on a table of their own in a DynamoDB Local of their own (the run's, after the load, takes tens of milliseconds a write, one at a time, where DynamoDB takes a few side by side), sending to a receiver on loopback (plain HTTP): the cold one and one more with nothing due, then 3 with %d deliveries due for each of %d merchants (its cost scales these to a %s run). ",
 		hookWindow, hookBacklog, hookMerchants, app.DispatchFor)
+	b.printf("apply-report-figures: a stream batch of 1 of the loaded account's waiting figures items, then 4 of 25 and one of 100 (the template's BatchSize). drain-stream-failures: a failure queue message naming the stream range of 1 paid sale's records, then 4 of 5 sales' and one of 25's, each read again from the stream and recorded. ")
+	b.printf("Settings, reports, keys, the clear of test data, an endpoint's test and redelivery, and the dashboard: over a shop of the step's own (a few records of each kind and a sale of 100 lines; a summary of the loaded account would first apply its thousands of waiting figures): settings read, then timezone changes; summaries by month, day and week; receivables and inventory, the largest over the loaded account's open sales and items; key creates, lists and revokes (each of a key of its own); clears of a test twin holding 1 customer, the largest 200; 5 endpoint tests (its limit a minute) to the receiver; redeliveries of delivered events. dashboard-assets: its two files; dashboard-auth: the sign-in page, then 4 sign-ins (an argon2id hash each); dashboard-pages: a session's overview and lists, the largest the 100-line sale's page; dashboard-actions: forms adding a customer; each with a 2 MiB body last (400 where a form is read).\n\n")
 	b.printf("Peak RSS is the process's VmHWM (`/proc/<pid>/status`) after the cold event and after the sequence. CPU per event is the process's utime+stime (`/proc/<pid>/stat`, 10 ms ticks) over the sequence; the ordinary events' (the 4 ordinary requests, batches or runs with deliveries) is read finer, from the threads' `schedstat` run times, and their wall from handing the event over to its answer. ")
 	b.printf("Model: Lambda gives CPU in proportion to memory (%d MB = one vCPU; a core of this machine stands for it), so an event lasts max(0, wall - cpu) + cpu x %d/M at M MB. ", fullVCPU, fullVCPU)
 	b.printf("Cost per million events = $0.20 + the ordinary events' mean modelled duration in seconds x M/1024 x $%.10f x 1e6 (arm64 list prices in us-east-1, aws.amazon.com/lambda/pricing; no free tier, no rounding up to the billed 1 ms). ", pricePerGBs)
@@ -354,11 +348,14 @@ func (u *fnUsage) dispatcher(sent int64) time.Duration {
 	return perDelivery
 }
 
-// memoryPlan is what each function is sent; every function needs one.
-// errNoPlan marks a function the memory step has no events for yet.
-var errNoPlan = errors.New("no memory plan")
+// memoryPlan is what each function is sent. Every function needs one: a
+// function without one fails the step (errNoPlan), so none goes unmeasured.
+var errNoPlan = errors.New("no memory plan: give it a representative sequence of events (memoryPlan)")
 
 func (b *bench) memoryPlan(name string, load *dispatchLoad) (fnPlan, error) {
+	if p, ok, err := b.memoryOwnPlan(name, load); ok || err != nil {
+		return p, err
+	}
 	switch name {
 	case "deliver-webhooks":
 		p := fnPlan{cold: b.streamBatch(1), deadline: time.Minute}
@@ -367,7 +364,7 @@ func (b *bench) memoryPlan(name string, load *dispatchLoad) (fnPlan, error) {
 		}
 		return p, nil
 	case "retry-webhooks":
-		p := fnPlan{cold: load.run(0), deadline: hookWindow, env: []string{"TABLE_NAME=" + load.st.Table()}}
+		p := fnPlan{cold: load.run(0), deadline: hookWindow, env: []string{"TABLE_NAME=" + load.st.Table(), "DYNAMODB_ENDPOINT=" + load.endpoint}}
 		p.sequence = []fnEvent{load.run(0)}
 		for range 3 {
 			p.sequence = append(p.sequence, asOrdinary(load.run(hookBacklog)))
@@ -437,35 +434,12 @@ func (b *bench) memoryPlan(name string, load *dispatchLoad) (fnPlan, error) {
 
 func asOrdinary(r fnEvent) fnEvent { r.ordinary = true; return r }
 
-// apiRequest is an API Gateway HTTP API (v2) event whose answer must carry
-// status want; c's afterCall reads the answer (a rotated key).
+// apiRequest is an API Gateway HTTP API (v2) event with the bench's key
+// whose answer must carry status want; c's afterCall reads the answer (a
+// rotated key).
 func (b *bench) apiRequest(c call, method, path, query, body string, want int) fnEvent {
-	event := func() (any, error) {
-		ev := events.APIGatewayV2HTTPRequest{
-			Version: "2.0", RawPath: path, RawQueryString: query,
-			Headers: map[string]string{"authorization": "Bearer " + b.key},
-			RequestContext: events.APIGatewayV2HTTPRequestContext{
-				DomainName: "bench.execute-api.local", Stage: "$default",
-				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path},
-			},
-		}
-		if body != "" {
-			ev.Body = body
-			ev.Headers["content-type"] = "application/json"
-		}
-		return ev, nil
-	}
-	check := func(answer []byte) error {
-		var res events.APIGatewayV2HTTPResponse
-		if err := json.Unmarshal(answer, &res); err != nil || res.StatusCode != want {
-			return fmt.Errorf("%s %s (body %d bytes): want %d, got %.300s", method, path, len(body), want, answer)
-		}
-		if after := afterCall[c.function]; after != nil && res.StatusCode == 200 {
-			after(b, res.Body)
-		}
-		return nil
-	}
-	return fnEvent{event: event, check: check}
+	return b.gatewayEvent(c.function, gatewayRequest{method: method, path: path, query: query, body: body, want: want,
+		key: func() string { return b.key }})
 }
 
 // overLimit is a 2 MiB JSON body, twice what the API accepts.
@@ -575,15 +549,7 @@ func (b *bench) payments(n int) (events.DynamoDBEvent, error) {
 		return ev, err
 	}
 	for _, it := range written {
-		img := map[string]events.DynamoDBAttributeValue{}
-		for k, v := range it { // a payment record holds strings and numbers
-			switch v := v.(type) {
-			case *types.AttributeValueMemberS:
-				img[k] = events.NewStringAttribute(v.Value)
-			case *types.AttributeValueMemberN:
-				img[k] = events.NewNumberAttribute(v.Value)
-			}
-		}
+		img := streamImage(it)
 		if _, ok := codes.Load(img["invoice_code"].String()); ok {
 			ev.Records = append(ev.Records, events.DynamoDBEventRecord{EventName: "INSERT", EventSource: "aws:dynamodb",
 				Change: events.DynamoDBStreamRecord{SequenceNumber: strconv.Itoa(len(ev.Records) + 1), NewImage: img, StreamViewType: "NEW_IMAGE"}})
@@ -611,14 +577,17 @@ func (b *bench) streamBatch(n int) fnEvent {
 }
 
 // dispatchLoad is retry-webhooks' work, on a table of its own (so that its
-// sweep finds nothing of the other steps'): merchants whose webhooks go to
-// the bench's receiver, and a real payment record to copy into theirs.
+// sweep finds nothing of the other steps') in a DynamoDB Local of its own
+// (see below): merchants whose webhooks go to the bench's receiver, and a
+// real payment record to copy into theirs.
 type dispatchLoad struct {
 	b        *bench
 	st       *store.Store
 	accounts []string
 	payment  events.DynamoDBEventRecord
 	received *atomic.Int64
+	url      string // the receiver's
+	endpoint string // its DynamoDB Local's
 	seq      int
 	// What the runs measured: the deliveries sent by the runs that had some
 	// due, the CPU time of one, and the cost of a run at 128 MB.
@@ -630,17 +599,26 @@ type dispatchLoad struct {
 func (b *bench) dispatchLoad(url string, received *atomic.Int64) (*dispatchLoad, func(), error) {
 	cfg := b.cfg
 	cfg.TableName += "-dispatch"
-	st, err := app.NewStore(b.ctx, cfg)
+	// A DynamoDB Local of its own: after the load the run's one answers a
+	// write in tens of milliseconds, one write at a time, so the 48 claims
+	// a busy run starts at once each waited over 5 s, past its window, and
+	// it sent nothing. On DynamoDB a claim takes milliseconds, side by side
+	// with the others.
+	endpoint, stop, err := startDynamoDB()
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := st.EnsureTable(b.ctx); err != nil {
+	cfg.Endpoint = endpoint
+	st, err := app.NewStore(b.ctx, cfg)
+	if err == nil {
+		err = st.EnsureTable(b.ctx)
+	}
+	if err != nil {
+		stop()
 		return nil, nil, err
 	}
-	cleanup := func() {
-		_, _ = st.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &cfg.TableName})
-	}
-	l := &dispatchLoad{b: b, st: st, received: received}
+	cleanup := stop
+	l := &dispatchLoad{b: b, st: st, received: received, url: url, endpoint: endpoint}
 	// The table's first sweep looks 25 hours back, hundreds of queries that
 	// would fill the runs' windows; a deployed table's was made long ago.
 	if _, err := l.service().Sweep(b.ctx); err != nil {

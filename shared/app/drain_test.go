@@ -209,6 +209,26 @@ func TestDrainStreamFailuresDeliversSkippedBatch(t *testing.T) {
 			t.Fatalf("round %d: %d payment and %d endpoint deliveries, want %d and %d\n%s", round+1, p, e, payments, events, logs.String())
 		}
 	}
+	// The events reach the endpoint under their own ids: the webhook-id a
+	// receiver deduplicates by is the event's, whichever way it came.
+	var want, got []string
+	for _, r := range d.streamed {
+		if rec := webhook.StreamRecord(r); webhook.IsEventInsert(rec) {
+			want = append(want, rec.Change.NewImage["SK"].String()) // an event's sort key is its id
+		}
+	}
+	page, err := d.st.ListDeliveries(ctx, d.queue, "", 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dl := range page.Items {
+		got = append(got, dl.WebhookID)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) || len(got) == 0 {
+		t.Fatalf("the endpoint's deliveries are of %v, want the skipped events %v", got, want)
+	}
 	if !strings.Contains(logs.String(), `"msg":"stream failure drained"`) || !strings.Contains(logs.String(), fmt.Sprintf(`"records_handed":%d`, len(d.streamed))) {
 		t.Errorf("no drained line with its records: %s", logs.String())
 	}

@@ -213,7 +213,9 @@ func TestIAMMatchesCode(t *testing.T) {
 		{"adjust-stock", "POST", "/api/v1/inventory/items/RICE-1/adjustments", `{}`, idem("a1"), 409},
 		{"edit-item", "PUT", "/api/v1/inventory/items/BEANS-1", `{"quantity":"20"}`, nil, 200},
 		{"list-movements", "GET", "/api/v1/inventory/items/RICE-1/movements?limit=2", "", nil, 200},
-		{"list-events", "GET", "/api/v1/events?type=sale.*", "", nil, 200},
+		{"list-events", "GET", "/api/v1/events?type=sale.*&limit=100", "", nil, 200},
+		// One event of a resource's: its one body read by GetItem.
+		{"list-events", "GET", "/api/v1/events?resource_type=sale&resource_id=333333&type=sale.voided", "", nil, 200},
 		{"list-events", "GET", "/api/v1/events?since=" + url.QueryEscape(time.Now().UTC().Add(-time.Hour).Format("2006-01-02 15:04:05")), "", nil, 200},
 		{"get-event", "GET", "/api/v1/events/evt_000000000000000000000001", "", nil, 404},
 		{api.DefaultFunction, "GET", "/api/v1/nowhere", "", nil, 404},

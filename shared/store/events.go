@@ -1,16 +1,26 @@
 package store
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
+	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"bizdata/shared/business"
 	"bizdata/shared/money"
 	"bizdata/shared/wire"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -19,19 +29,44 @@ import (
 // and no event without its change; the stream then carries each event to the
 // webhook endpoints that subscribe to it.
 //
-// An event is one item, PK A#<acct>#EVENT#<event id>, SK EVENT, kept 30 days
-// (TTL). Its view holds the whole event as the API shows it (its JSON), so a
-// list page is one Query whatever its filter: newest first in IX1
-// (A#<acct>#EVENT), by exact type in IX2 (…#EVENT#TYPE#<type>), by resource
-// id in IX3 (…#EVENT#RES#<id>) and by family ("sale.*") in IX4
-// (…#EVENT#FAM#<family>), every one sorted by event id, which sorts by time.
+// An event is one item, written once, kept 30 days (TTL): PK
+// A#<acct>#EVENT#<shard>, SK its id, where the shard (0 to EventShards-1)
+// is a hash of the id, so one account's events spread over EventShards
+// partitions and no one partition's write limit caps the feed. The item
+// holds the event's JSON (deflated when that is smaller), and is the
+// unfiltered feed itself: a page reads the shards' partitions at once and
+// merges them by id. The filters' index entries carry the keys and the
+// event's type (the item's view), never the body: by exact type in IX2 (…#EVENT#TYPE#<type>#<shard>), by resource in
+// IX3 (…#EVENT#RES#<type>#<id>: one record's events are written no faster
+// than the record, so they need no shards) and by family ("sale.*") in IX4
+// (…#EVENT#FAM#<family>#<shard>); a filtered page reads the entries, then
+// the bodies of the events it returns (one BatchGetItem).
 
-func eventKey(account, id string) attrs { return key(acctPK(account)+"#EVENT#"+id, "EVENT") }
+// EventShards is how many partitions one account's events are spread over
+// (the table's, and each type's and family's index partitions).
+const EventShards = 8
+
+// eventShard is the partition of event id: a hash, so that one change's
+// events and one second's changes spread over all of them.
+func eventShard(id string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % EventShards)
+}
+
+func eventKey(account, id string) attrs {
+	return key(eventsPK(account)+"#"+strconv.Itoa(eventShard(id)), id)
+}
 
 func eventsPK(account string) string { return acctPK(account) + "#EVENT" }
 
-// eventBody is the view's one field: the event's JSON.
-const eventBody = "body"
+// The event's JSON: as it is, or deflated (see encodeEventBody); and its
+// type, in the item's view.
+const (
+	eventTypeAttr     = "event_type"
+	eventBody         = "body"
+	eventBodyDeflated = "body_z"
+)
 
 // events collects the events of one change, to be written in its
 // transaction. A nil *events writes nothing (a write that makes no event).
@@ -92,20 +127,81 @@ func eventItem(account string, ev business.Event, now time.Time) (attrs, error) 
 		return nil, fmt.Errorf("encode event %s: %w", ev.Type, err)
 	}
 	base := eventsPK(account)
+	shard := "#" + strconv.Itoa(eventShard(ev.ID))
 	it := eventKey(account, ev.ID)
+	// The account and the id are in the keys (EventOf reads them there),
+	// and the id in each index's sort key: the item repeats neither, so a
+	// small sale's event stays within one write unit.
 	it["type"] = str("event")
-	it["account_id"] = str(account)
-	it["event_id"] = str(ev.ID)
-	it["event_type"] = str(ev.Type)
+	// The type is the view's one field, so the index entries carry it (a
+	// resource's page filtered by type reads only the events it returns).
+	it[viewAttr] = &types.AttributeValueMemberM{Value: attrs{eventTypeAttr: str(ev.Type)}}
 	it[TTLAttribute] = nInt(now.Add(business.EventRetention).Unix())
-	it[viewAttr] = &types.AttributeValueMemberM{Value: attrs{
-		eventBody: str(string(body)), TTLAttribute: nInt(now.Add(business.EventRetention).Unix()),
-	}}
-	it[IndexCreated.PK], it[IndexCreated.SK] = str(base), str(ev.ID)
-	it[IndexPrimaryFilter.PK], it[IndexPrimaryFilter.SK] = str(base+"#TYPE#"+ev.Type), str(ev.ID)
+	name, value := encodeEventBody(body)
+	it[name] = value
+	it[IndexPrimaryFilter.PK], it[IndexPrimaryFilter.SK] = str(base+"#TYPE#"+ev.Type+shard), str(ev.ID)
 	it[IndexType.PK], it[IndexType.SK] = str(base+"#RES#"+ev.Resource.Type+"#"+ev.Resource.ID), str(ev.ID)
-	it[IndexStatus.PK], it[IndexStatus.SK] = str(base+"#FAM#"+business.EventFamily(ev.Type)), str(ev.ID)
+	it[IndexStatus.PK], it[IndexStatus.SK] = str(base+"#FAM#"+business.EventFamily(ev.Type)+shard), str(ev.ID)
 	return it, nil
+}
+
+// deflateFrom is the size of JSON worth deflating: below it the saving
+// is smaller than a write unit's rounding.
+const deflateFrom = 512
+
+// encodeEventBody returns the attribute that holds an event's JSON: the
+// JSON itself, or deflated when that is smaller (a sale's lines and
+// payments repeat their field names, and shrink to a third or less).
+func encodeEventBody(body []byte) (string, types.AttributeValue) {
+	if len(body) >= deflateFrom {
+		var buf bytes.Buffer
+		zw, _ := flate.NewWriter(&buf, flate.DefaultCompression)
+		_, _ = zw.Write(body)
+		if zw.Close() == nil && buf.Len() < len(body) {
+			return eventBodyDeflated, &types.AttributeValueMemberB{Value: buf.Bytes()}
+		}
+	}
+	return eventBody, str(string(body))
+}
+
+// decodeEventBody returns the JSON an event item holds.
+func decodeEventBody(it attrs) ([]byte, bool) {
+	if z, ok := it[eventBodyDeflated].(*types.AttributeValueMemberB); ok {
+		b, err := io.ReadAll(flate.NewReader(bytes.NewReader(z.Value)))
+		return b, err == nil && len(b) > 0
+	}
+	b := getS(it, eventBody)
+	if v, ok := it[viewAttr].(*types.AttributeValueMemberM); ok && b == "" {
+		b = getS(v.Value, eventBody) // an event of the earlier layout
+	}
+	return []byte(b), b != ""
+}
+
+// typeOfEvent returns the type of an event item, its stream image or an index
+// entry of it (in the view; an event of the earlier layout has it beside).
+func typeOfEvent(it attrs) string {
+	if t := getS(it, eventTypeAttr); t != "" {
+		return t
+	}
+	if v, ok := it[viewAttr].(*types.AttributeValueMemberM); ok {
+		return getS(v.Value, eventTypeAttr)
+	}
+	return ""
+}
+
+// EventOf returns the account and id of an event item (or its stream
+// image): from its keys, A#<acct>#EVENT#<shard> / <id>, or the attributes
+// an event of the earlier layout carries.
+func EventOf(it map[string]types.AttributeValue) (account, id string) {
+	if account, id = getS(it, "account_id"), getS(it, "event_id"); account != "" && id != "" {
+		return account, id
+	}
+	pk, sk := getS(it, "PK"), getS(it, "SK")
+	rest, ok := strings.CutPrefix(pk, "A#")
+	if i := strings.LastIndex(rest, "#EVENT#"); ok && i > 0 && strings.HasPrefix(sk, "evt_") {
+		return rest[:i], sk
+	}
+	return "", ""
 }
 
 // EventFromImage returns the JSON of the event a stored item (or its stream
@@ -114,19 +210,16 @@ func EventFromImage(it map[string]types.AttributeValue) (body json.RawMessage, e
 	if getS(it, "type") != "event" {
 		return nil, "", false
 	}
-	v, _ := it[viewAttr].(*types.AttributeValueMemberM)
-	if v == nil {
+	b, ok := decodeEventBody(it)
+	if !ok {
 		return nil, "", false
 	}
-	return json.RawMessage(getS(v.Value, eventBody)), getS(it, "event_type"), true
+	return json.RawMessage(b), typeOfEvent(it), true
 }
 
 // eventExpired reports whether an event's 30 days have passed (DynamoDB's
 // TTL deletes items late, so lists and reads check).
 func eventExpired(it attrs, now time.Time) bool {
-	if v, ok := it[viewAttr].(*types.AttributeValueMemberM); ok {
-		it = v.Value
-	}
 	return getN(it, TTLAttribute) != "" && getInt(it, TTLAttribute) < now.Unix()
 }
 
@@ -164,22 +257,24 @@ func (s *Store) settle() time.Duration {
 }
 
 // ListEvents returns a page of the account's events (their JSON). The
-// partition read is the most selective the filter names: the resource's,
-// the exact type's, the family's, or all of them; what the key does not
-// select is a filter on the event's type.
+// partitions read are the most selective the filter names: the resource's,
+// the exact type's shards, the family's shards, or the table's shards of
+// all of them; what the key does not select is a filter on the event's
+// type.
 func (s *Store) ListEvents(ctx context.Context, account string, f EventFilter, limit int, cursor string) (Page[json.RawMessage], error) {
 	base := eventsPK(account)
-	q := query{index: IndexCreated, pk: base, limit: limit, cursor: cursor, forward: f.After != ""}
+	q := query{pk: base, limit: max(limit, 1), cursor: cursor, forward: f.After != ""}
 	typ := f.Type
 	if typ == "*" {
 		typ = ""
 	}
 	family, isFamily := cutFamily(typ)
+	sharded := true
 	switch {
 	case f.ResourceID != "":
-		// A resource has few events: their type is checked on the decoded
-		// events below.
-		q.index, q.pk, q.tag = IndexType, base+"#RES#"+f.ResourceType+"#"+f.ResourceID, typ
+		// A resource has few events: their type is checked on the events
+		// read below.
+		q.index, q.pk, q.tag, sharded = IndexType, base+"#RES#"+f.ResourceType+"#"+f.ResourceID, typ, false
 	case isFamily:
 		q.index, q.pk = IndexStatus, base+"#FAM#"+family
 	case typ != "":
@@ -194,19 +289,203 @@ func (s *Store) ListEvents(ctx context.Context, account string, f EventFilter, l
 			q.within.To = business.EventIDAt(now.Add(-s.settle()))
 		}
 	}
-	p, err := page(ctx, s, q, func(it attrs) attrs { return it })
+	pks := []string{q.pk}
+	if sharded {
+		pks = make([]string, EventShards)
+		for i := range pks {
+			pks[i] = q.pk + "#" + strconv.Itoa(i)
+		}
+	}
+	got, next, scanned, err := s.mergeShards(ctx, q, pks)
 	if err != nil {
 		return Page[json.RawMessage]{}, err
 	}
-	out := Page[json.RawMessage]{Next: p.Next, Scanned: p.Scanned, Items: make([]json.RawMessage, 0, len(p.Items))}
-	for _, it := range p.Items {
-		body, t, ok := eventFromView(it)
-		if !ok || eventExpired(it, now) || f.ResourceID != "" && typ != "" && !business.EventMatches(typ, t) {
+	if q.index.Name != "" && len(got) > 0 {
+		// Index entries carry keys and the type: read the events' items,
+		// those of the type asked for.
+		keys := make([]attrs, 0, len(got))
+		for _, it := range got {
+			if t := typeOfEvent(it); f.ResourceID == "" || typ == "" || t == "" || business.EventMatches(typ, t) {
+				keys = append(keys, key(getS(it, "PK"), getS(it, "SK")))
+			}
+		}
+		if got, err = s.batchGet(ctx, keys); err != nil {
+			return Page[json.RawMessage]{}, err
+		}
+		scanned += len(keys)
+	}
+	out := Page[json.RawMessage]{Next: next, Scanned: scanned, Items: make([]json.RawMessage, 0, len(got))}
+	for _, it := range got {
+		if it == nil || eventExpired(it, now) {
+			continue // deleted or expired by its TTL since it was listed
+		}
+		body, t, ok := EventFromImage(it)
+		if !ok || f.ResourceID != "" && typ != "" && !business.EventMatches(typ, t) {
 			continue
 		}
 		out.Items = append(out.Items, body)
 	}
 	return out, nil
+}
+
+// mergeShards reads a page of q from the partitions pks (shards of one
+// list, each sorted by event id), all at once, and merges them by id. Each
+// shard is read for a share of the page and a half more; the page ends
+// where the first shard that has more stops (the merge knows every item
+// up to there), so it may come short of the limit, with a cursor. The
+// cursor is the last id returned: every shard continues after it.
+func (s *Store) mergeShards(ctx context.Context, q query, pks []string) ([]attrs, string, int, error) {
+	fp := q.fingerprint()
+	// Ordered by the list's sort key: the event id (an event of the earlier
+	// layout, not yet moved, has its id there but SK EVENT on the table).
+	_, skName := q.keyNames()
+	start, err := s.decodeCursor(q.cursor, "PK", q.pk, fp)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	rng := q.rng
+	if q.within.From > rng.From {
+		rng.From = q.within.From
+	}
+	if q.within.To != "" && (rng.To == "" || q.within.To < rng.To) {
+		rng.To = q.within.To
+	}
+	after := getS(start, "SK") // exclusive: the last id the previous page returned
+	if after != "" {
+		if q.forward && after+"!" > rng.From {
+			rng.From = after + "!"
+		}
+		if before := idBefore(after); !q.forward && (rng.To == "" || before < rng.To) {
+			if before == "" {
+				return nil, "", 0, nil // nothing sorts before it
+			}
+			rng.To = before
+		}
+	}
+	if rng.From != "" && rng.To != "" && rng.From > rng.To {
+		return nil, "", 0, nil // nothing between the bounds (yet)
+	}
+	per := q.limit // one partition: a page is its next limit items
+	if len(pks) > 1 {
+		per = (3*q.limit+2*len(pks)-1)/(2*len(pks)) + 1
+	}
+	type shard struct {
+		items   []attrs
+		more    bool
+		scanned int
+	}
+	res := make([]shard, len(pks))
+	errs := make([]error, len(pks))
+	var wg sync.WaitGroup
+	for i, pk := range pks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := shardQuery(s.table, q, pk, rng, per)
+			out, err := s.db.Query(ctx, in)
+			if err != nil {
+				errs[i] = fmt.Errorf("query events %s: %w", q.index.Name, err)
+				return
+			}
+			res[i] = shard{items: out.Items, more: out.LastEvaluatedKey != nil, scanned: int(out.ScannedCount)}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, "", 0, err
+	}
+	// frontier: the id up to which every shard's items are known.
+	frontier, more, scanned := "", false, 0
+	var all []attrs
+	for _, r := range res {
+		scanned += r.scanned
+		all = append(all, r.items...)
+		if !r.more || len(r.items) == 0 {
+			continue
+		}
+		more = true
+		last := getS(r.items[len(r.items)-1], skName)
+		if frontier == "" || q.forward && last < frontier || !q.forward && last > frontier {
+			frontier = last
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		a, b := getS(all[i], skName), getS(all[j], skName)
+		if q.forward {
+			return a < b
+		}
+		return a > b
+	})
+	if frontier != "" {
+		n := 0
+		for n < len(all) && (q.forward && getS(all[n], skName) <= frontier || !q.forward && getS(all[n], skName) >= frontier) {
+			n++
+		}
+		all = all[:n]
+	}
+	if len(all) > q.limit {
+		all, more = all[:q.limit], true
+	}
+	next := ""
+	if more && len(all) > 0 {
+		next = s.encodeCursor(attrs{"PK": str(q.pk), "SK": all[len(all)-1][skName]}, fp)
+	}
+	return all, next, scanned, nil
+}
+
+// idBefore returns the greatest id that sorts before id (ids have one
+// length and hex digits after "evt_"), so that an inclusive bound excludes
+// id itself; "" when none does.
+func idBefore(id string) string {
+	b := []byte(id)
+	for i := len(b) - 1; i >= len("evt_"); i-- {
+		switch b[i] {
+		case '0':
+			b[i] = 'f' // and borrow from the digit before
+			continue
+		case 'a':
+			b[i] = '9'
+		default:
+			b[i]--
+		}
+		return string(b)
+	}
+	return ""
+}
+
+// shardQuery is the Query of one shard's partition pk between rng's
+// inclusive bounds, in q's order, for at most limit items.
+func shardQuery(table string, q query, pk string, rng Range, limit int) *dynamodb.QueryInput {
+	pkName, skName := q.keyNames()
+	cond := "#pk = :pk"
+	names := map[string]string{"#pk": pkName}
+	values := attrs{":pk": str(pk)}
+	switch {
+	case rng.From != "" && rng.To != "":
+		cond += " AND #sk BETWEEN :from AND :to"
+	case rng.From != "":
+		cond += " AND #sk >= :from"
+	case rng.To != "":
+		cond += " AND #sk <= :to"
+	}
+	if rng.From != "" {
+		names["#sk"], values[":from"] = skName, str(rng.From)
+	}
+	if rng.To != "" {
+		names["#sk"], values[":to"] = skName, str(rng.To)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ScanIndexForward:          aws.Bool(q.forward),
+		Limit:                     aws.Int32(int32(limit)),
+	}
+	if q.index.Name != "" {
+		in.IndexName = aws.String(q.index.Name)
+	}
+	return in
 }
 
 // cutFamily returns the family of a pattern "family.*".
@@ -217,26 +496,14 @@ func cutFamily(p string) (string, bool) {
 	return "", false
 }
 
-// eventFromView returns the JSON and type of an event's index entry.
-func eventFromView(it attrs) (json.RawMessage, string, bool) {
-	v, ok := it[viewAttr].(*types.AttributeValueMemberM)
-	if !ok {
-		return nil, "", false
-	}
-	body := getS(v.Value, eventBody)
-	var head struct {
-		Type string `json:"type"`
-	}
-	if body == "" || json.Unmarshal([]byte(body), &head) != nil {
-		return nil, "", false
-	}
-	return json.RawMessage(body), head.Type, true
-}
-
 // FindEvent returns one event's JSON. Returns ENOTFOUND when the account has
 // no such event (or it is more than 30 days old).
 func (s *Store) FindEvent(ctx context.Context, account, id string) (json.RawMessage, error) {
 	it, err := s.getOne(ctx, eventKey(account, id), "Event not found", false)
+	if business.ErrorCode(err) == business.ENOTFOUND && business.ValidEventID(id) {
+		// Not moved yet: an event of the earlier layout (see MoveLegacyEvents).
+		it, err = s.getOne(ctx, key(eventsPK(account)+"#"+id, legacyEventSK), "Event not found", false)
+	}
 	if err != nil {
 		return nil, err
 	}

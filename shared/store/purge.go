@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,9 @@ var purgeKinds = []struct {
 	{"CUSTOMER", nil},
 	{"EXPENSE", nil},
 	{"DELIVERY", nil}, // the payment webhook's deliveries
+	// Events of the earlier layout, listed in IndexCreated until `admin
+	// migrate` moves them (see MoveLegacyEvents); the sharded ones are
+	// their partitions' (run).
 	{"EVENT", nil},
 }
 
@@ -166,6 +170,11 @@ func (p *purger) run(ctx context.Context) error {
 	}
 	for _, k := range purgeKinds {
 		if err := p.listed(ctx, acctPK(p.account)+"#"+k.kind, k.uniques); err != nil {
+			return err
+		}
+	}
+	for shard := range EventShards {
+		if err := p.partition(ctx, eventsPK(p.account)+"#"+strconv.Itoa(shard)); err != nil {
 			return err
 		}
 	}

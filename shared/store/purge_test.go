@@ -157,6 +157,9 @@ func TestPurgeAccount(t *testing.T) {
 				part, _, _ = strings.Cut(strings.TrimPrefix(strings.TrimPrefix(it[0], "A#"+old), "#"), "#")
 			}
 			sk, _, _ := strings.Cut(it[1], "#")
+			if strings.HasPrefix(sk, "evt_") {
+				sk = "evt" // an event, sorted by its id in its shard
+			}
 			kinds[part+"/"+sk] = true
 		} else {
 			others = append(others, it)
@@ -164,7 +167,7 @@ func TestPurgeAccount(t *testing.T) {
 	}
 	// Every kind of item the retired twin should hold is there to purge.
 	for _, want := range []string{"/COUNTER", "/WHEP", "/WHEPCOUNT", "/WEBHOOKQ", "/TESTSEND", "SALE/SALE", "SALE/PAY", "SALE/REFUND",
-		"ITEM/ITEM", "ITEM/MOVE", "CATEGORY/CATEGORY", "CUSTOMER/CUSTOMER", "EXPENSE/EXPENSE", "EVENT/EVENT", "DELIVERY/DELIVERY",
+		"ITEM/ITEM", "ITEM/MOVE", "CATEGORY/CATEGORY", "CUSTOMER/CUSTOMER", "EXPENSE/EXPENSE", "EVENT/evt", "DELIVERY/DELIVERY",
 		"EP/WEBHOOKQ", "EP/DELIVERY", "UNIQUE/UNIQUE", "IDEM/IDEM", "REPORT/DAY", "REPORT/MONTH", "REPORT/PEND",
 		"SECRET/WEBHOOK", "SECRET/WHEP"} {
 		if !kinds[want] {

@@ -270,14 +270,15 @@ func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeVa
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			queues, err := s.fanOneOut(ctx, endpoints, img)
+			account, id := store.EventOf(img)
 			if err != nil && Unprocessable(err) {
-				s.log.WarnContext(ctx, "webhook endpoint deliveries not recorded: the record cannot be processed; passed over", "account_id", getString(img, "account_id"),
-					"event_id", getString(img, "event_id"), "error", err.Error())
+				s.log.WarnContext(ctx, "webhook endpoint deliveries not recorded: the record cannot be processed; passed over", "account_id", account,
+					"event_id", id, "error", err.Error())
 				return
 			}
 			if err != nil {
-				s.log.ErrorContext(ctx, "webhook endpoint deliveries not recorded", "account_id", getString(img, "account_id"),
-					"event_id", getString(img, "event_id"), "error", err.Error())
+				s.log.ErrorContext(ctx, "webhook endpoint deliveries not recorded", "account_id", account,
+					"event_id", id, "error", err.Error())
 				fail(i)
 				return
 			}
@@ -296,9 +297,15 @@ func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeVa
 // fanOneOut records the deliveries of one event record and returns the
 // queues to wake: those of the enabled endpoints that got one (found
 // existing, a replayed record's, it is woken again: harmless). The delivery
-// is the event as the feed shows it, its webhook-id the event's id.
+// is the event as the feed shows it, its webhook-id the event's id. An
+// event `admin migrate` moved into the sharded feed had its deliveries when
+// it was made: its insert records none (an endpoint created since would get
+// an event older than itself).
 func (s *Service) fanOneOut(ctx context.Context, endpoints *batchEndpoints, img map[string]types.AttributeValue) ([]string, error) {
-	account, id := getString(img, "account_id"), getString(img, "event_id")
+	if store.EventMoved(img) {
+		return nil, nil
+	}
+	account, id := store.EventOf(img)
 	body, eventType, ok := store.EventFromImage(img)
 	if account == "" || id == "" || !ok || len(body) == 0 {
 		return nil, fmt.Errorf("event record without account_id, event_id or body: %w", errUnprocessable)
