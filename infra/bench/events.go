@@ -252,7 +252,7 @@ func (b *bench) eventsRead() error {
 		{"events since + type=sale.created (catch-up of one type)", event(store.EventFilter{After: mid, Type: business.EventSaleCreated})},
 		{"events since + type=sale.* (catch-up of a family)", event(store.EventFilter{After: mid, Type: "sale.*"})},
 		{fmt.Sprintf("events resource_id=%s + type=stock.adjusted", corrLedger), event(store.EventFilter{ResourceType: business.ResourceItem, ResourceID: corrLedger, Type: business.EventStockAdjusted})},
-		{fmt.Sprintf("events resource_id=%s + type=item.created (its 1 event of that type among %d: the type is checked on the events the resource's partition returns)", corrLedger, corrMoves),
+		{fmt.Sprintf("events resource_id=%s + type=item.created (its 1 event of that type among %d: the type is checked on the resource's index entries, and only that event is read)", corrLedger, corrMoves),
 			event(store.EventFilter{ResourceType: business.ResourceItem, ResourceID: corrLedger, Type: business.EventItemCreated})},
 	}
 	b.printf("## Items read per item returned: events feed\n\nThe events feed (`GET /api/v1/events`, through store.ListEvents as the route calls it) of the loaded account: %d events (%s), written by the load's creates and the corrections' records in their own transactions. "+

@@ -144,7 +144,7 @@ func (b *bench) accountEvents(account string) (eventCount, error) {
 				return c, err
 			}
 			for _, it := range out.Items {
-				t := stringOf(it["event_type"])
+				_, t, _ := store.EventFromImage(it) // its type, in the item's view
 				c.types[t]++
 				if n := itemSize(it); n > c.item {
 					c.item, c.itemOf = n, t
