@@ -581,6 +581,12 @@ func stringOf(v types.AttributeValue) string {
 	return ""
 }
 
+// eventTypeOf returns the type of an event item (in its view).
+func eventTypeOf(it item) string {
+	_, t, _ := store.EventFromImage(it)
+	return t
+}
+
 // itemWrites reports, item by item, what rows' requests wrote and what
 // each write cost by AWS's rules.
 func (b *bench) itemWrites(rows []costRow) {
@@ -591,7 +597,7 @@ func (b *bench) itemWrites(rows []costRow) {
 			for _, w := range c.items {
 				typ := stringOf(w.image["type"])
 				if typ == "event" {
-					typ += " " + stringOf(w.image["event_type"])
+					typ += " " + eventTypeOf(w.image)
 				}
 				var per []string
 				for _, n := range slices.Sorted(maps.Keys(w.cost.index)) {
@@ -619,7 +625,7 @@ func (b *bench) eventSizes(rows []costRow) {
 					continue
 				}
 				n, stored := eventBodySizes(w.image)
-				b.printf("| %s %s | %s | %d | %s | %d | %s | %s |\n", r.Route, r.Case, stringOf(w.image["event_type"]), n, stored,
+				b.printf("| %s %s | %s | %d | %s | %d | %s | %s |\n", r.Route, r.Case, eventTypeOf(w.image), n, stored,
 					itemSize(w.image), num(w.cost.table), num(w.cost.indexTotal()))
 			}
 		}

@@ -43,6 +43,8 @@ var storeSitesNoFunctionReaches = map[string]string{
 	"(*Store).PackLegacyRecords":    "the admin tool's pack-records, with the operator's credentials",
 	"(*Store).CountLegacyRecords":   "the admin tool's legacy-records count",
 	"(*Store).OpenLedgers":          "the admin tool's migration of stock ledgers",
+	"(*Store).MoveLegacyEvents":     "the admin tool's migration of events to the sharded feed",
+	"(*Store).moveLegacyEvent":      "the admin tool's migration of events to the sharded feed (one event)",
 	"(*Store).MigrateLegacySecrets": "the admin tool's migration of callback secrets",
 	"(*Store).IndexAccountCodes":    "the admin tool's index of business codes",
 	"(*Store).ListAccounts":         "the admin tool's account list",
