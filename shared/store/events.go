@@ -343,13 +343,7 @@ func (s *Store) mergeShards(ctx context.Context, q query, pks []string) ([]attrs
 	if err != nil {
 		return nil, "", 0, err
 	}
-	rng := q.rng
-	if q.within.From > rng.From {
-		rng.From = q.within.From
-	}
-	if q.within.To != "" && (rng.To == "" || q.within.To < rng.To) {
-		rng.To = q.within.To
-	}
+	rng := q.bounds()
 	after := getS(start, "SK") // exclusive: the last id the previous page returned
 	if after != "" {
 		if q.forward && after+"!" > rng.From {
@@ -362,7 +356,7 @@ func (s *Store) mergeShards(ctx context.Context, q query, pks []string) ([]attrs
 			rng.To = before
 		}
 	}
-	if rng.From != "" && rng.To != "" && rng.From > rng.To {
+	if rng.empty() {
 		return nil, "", 0, nil // nothing between the bounds (yet)
 	}
 	per := q.limit // one partition: a page is its next limit items
@@ -456,24 +450,7 @@ func idBefore(id string) string {
 // shardQuery is the Query of one shard's partition pk between rng's
 // inclusive bounds, in q's order, for at most limit items.
 func shardQuery(table string, q query, pk string, rng Range, limit int) *dynamodb.QueryInput {
-	pkName, skName := q.keyNames()
-	cond := "#pk = :pk"
-	names := map[string]string{"#pk": pkName}
-	values := attrs{":pk": str(pk)}
-	switch {
-	case rng.From != "" && rng.To != "":
-		cond += " AND #sk BETWEEN :from AND :to"
-	case rng.From != "":
-		cond += " AND #sk >= :from"
-	case rng.To != "":
-		cond += " AND #sk <= :to"
-	}
-	if rng.From != "" {
-		names["#sk"], values[":from"] = skName, str(rng.From)
-	}
-	if rng.To != "" {
-		names["#sk"], values[":to"] = skName, str(rng.To)
-	}
+	cond, names, values := q.keyCondition(pk, rng)
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(table),
 		KeyConditionExpression:    aws.String(cond),

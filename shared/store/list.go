@@ -87,34 +87,11 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 	if err != nil {
 		return nil, "", 0, err
 	}
-	cond := "#pk = :pk"
-	names := map[string]string{"#pk": pkName}
-	values := attrs{":pk": str(q.pk)}
-	if q.within.From > q.rng.From {
-		q.rng.From = q.within.From
-	}
-	if q.within.To != "" && (q.rng.To == "" || q.within.To < q.rng.To) {
-		q.rng.To = q.within.To
-	}
-	if q.rng.From != "" && q.rng.To != "" && q.rng.From > q.rng.To {
+	rng := q.bounds()
+	if rng.empty() {
 		return nil, "", 0, nil // nothing between the bounds (yet)
 	}
-	switch {
-	case q.rng.From != "" && q.rng.To != "":
-		cond += " AND #sk BETWEEN :from AND :to"
-	case q.rng.From != "":
-		cond += " AND #sk >= :from"
-	case q.rng.To != "":
-		cond += " AND #sk <= :to"
-	}
-	if q.rng.From != "" {
-		names["#sk"] = skName
-		values[":from"] = str(q.rng.From)
-	}
-	if q.rng.To != "" {
-		names["#sk"] = skName
-		values[":to"] = str(q.rng.To)
-	}
+	cond, names, values := q.keyCondition(q.pk, rng)
 	for k, v := range q.names {
 		names[k] = v
 	}
@@ -168,6 +145,47 @@ func (s *Store) run(ctx context.Context, q query) ([]attrs, string, int, error) 
 		next = s.encodeCursor(k, fp)
 	}
 	return got, next, scanned, nil
+}
+
+// bounds is the query's range narrowed by its bounds that move with the
+// clock (within).
+func (q query) bounds() Range {
+	rng := q.rng
+	if q.within.From > rng.From {
+		rng.From = q.within.From
+	}
+	if q.within.To != "" && (rng.To == "" || q.within.To < rng.To) {
+		rng.To = q.within.To
+	}
+	return rng
+}
+
+// empty reports whether nothing lies between the range's bounds.
+func (r Range) empty() bool { return r.From != "" && r.To != "" && r.From > r.To }
+
+// keyCondition returns the KeyConditionExpression of partition pk between
+// rng's inclusive bounds on q's index (or the table), with its names and
+// values.
+func (q query) keyCondition(pk string, rng Range) (string, map[string]string, attrs) {
+	pkName, skName := q.keyNames()
+	cond := "#pk = :pk"
+	names := map[string]string{"#pk": pkName}
+	values := attrs{":pk": str(pk)}
+	switch {
+	case rng.From != "" && rng.To != "":
+		cond += " AND #sk BETWEEN :from AND :to"
+	case rng.From != "":
+		cond += " AND #sk >= :from"
+	case rng.To != "":
+		cond += " AND #sk <= :to"
+	}
+	if rng.From != "" {
+		names["#sk"], values[":from"] = skName, str(rng.From)
+	}
+	if rng.To != "" {
+		names["#sk"], values[":to"] = skName, str(rng.To)
+	}
+	return cond, names, values
 }
 
 // fingerprint names everything that decides which items the query returns
