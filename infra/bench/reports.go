@@ -171,7 +171,7 @@ func (b *bench) newReportShop(ctx context.Context) (*reportShop, func(), error) 
 		s.consumed.Add(int64(len(ev.Records)))
 		return apply(ctx, ev)
 	}
-	go streampoll.Poll(ctx, cst.Client(), streams, cfg.TableName, app.IsFiguresInsert, handle, streampoll.MaximumRetryAttempts, log)
+	go streampoll.PollMapping(ctx, cst.Client(), streams, cfg.TableName, streampoll.ApplyReportFigures, app.IsFiguresInsert, handle, log)
 
 	s.srv = api.NewServer(st, b.quiet, time.Hour)
 	s.h = s.srv.Handler(api.Routes)
@@ -600,7 +600,7 @@ func (b *bench) reports() error {
 	}
 
 	b.printf("## Reports\n\n")
-	b.printf("A shop of its own, on a table of its own in a DynamoDB Local of its own, whose stream feeds the apply-report-figures handler (`app.ApplyReportFigures` through `streampoll.Poll`, as the devserver runs it, on a DynamoDB client of its own). "+
+	b.printf("A shop of its own, on a table of its own in a DynamoDB Local of its own, whose stream feeds the apply-report-figures handler (`app.ApplyReportFigures` through `streampoll.PollMapping` with the template's mapping, as the devserver runs it, on a DynamoDB client of its own). "+
 		"The store's clock (`SetClock`) stamps the shop's sales and expenses evenly over 2025 (timezone Africa/Accra: UTC days), so every day of the year has figures: "+
 		"%s sales (a third draft, a third partial, a third paid, as the main load; each due 30 days after it was made) with %s expenses, then %s sales and %s expenses more; %s inventory items, 20 customers. "+
 		"(The main load is not used: its sales are all stamped within a few minutes, so all its figures fall on one day.) "+

@@ -19,7 +19,7 @@ import (
 	"bizdata/shared/webhook"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 )
 
 // dispatchPoll is how often the local dispatcher looks for due deliveries,
@@ -51,20 +51,37 @@ func (b *bench) hookEnvN(ctx context.Context, suffix string, n int) (*hookEnv, f
 }
 
 // hookEnvWith is hookEnvN whose stream batches go through watch (when not
-// nil) before the deliver-webhooks handler.
+// nil) before the deliver-webhooks handler. The table is in a DynamoDB Local
+// of its own, stopped by the cleanup: DynamoDB Local keeps the stream
+// records of all its tables in one store, and its GetRecords slows as that
+// fills (every earlier row's records, or the load's), where on AWS each
+// table has a stream of its own; so each row measures the pipeline, not
+// what others left.
 func (b *bench) hookEnvWith(ctx context.Context, suffix string, n int, watch func(events.DynamoDBEvent)) (*hookEnv, func(), error) {
 	cfg := b.cfg
 	cfg.TableName += suffix
+	endpoint, stop, err := startDynamoDB()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Endpoint = endpoint
 	st, err := app.NewStore(ctx, cfg)
+	if err == nil {
+		err = st.EnsureTable(ctx)
+	}
+	var streams *dynamodbstreams.Client
+	if err == nil {
+		streams, err = app.NewStreams(ctx, cfg.Endpoint)
+	}
 	if err != nil {
+		stop()
 		return nil, nil, err
 	}
-	if err := st.EnsureTable(ctx); err != nil {
-		return nil, nil, err
-	}
-	streams, err := app.NewStreams(ctx, cfg.Endpoint)
-	if err != nil {
-		return nil, nil, err
+	// The pipelines end before their DynamoDB Local does.
+	ctx, cancel := context.WithCancel(ctx)
+	cleanup := func() {
+		cancel()
+		stop()
 	}
 	for i := 0; i < n; i++ {
 		svc := webhook.NewService(st, webhook.NewSender(true), business.DefaultRetrySchedule, b.quiet)
@@ -75,11 +92,8 @@ func (b *bench) hookEnvWith(ctx context.Context, suffix string, n int, watch fun
 				return svc.HandleStream(ctx, ev)
 			}
 		}
-		go streampoll.Poll(ctx, st.Client(), streams, cfg.TableName, webhook.Streamed, handle, streampoll.MaximumRetryAttempts, b.quiet)
+		go streampoll.PollMapping(ctx, st.Client(), streams, cfg.TableName, streampoll.DeliverWebhooks, webhook.Streamed, handle, b.quiet)
 		go svc.Dispatch(ctx, time.Now().Add(time.Hour), dispatchPoll)
-	}
-	cleanup := func() {
-		_, _ = st.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &cfg.TableName})
 	}
 	return &hookEnv{b: b, ctx: ctx, st: st, h: api.NewServer(st, b.quiet, time.Minute).Handler(api.Routes)}, cleanup, nil
 }
@@ -208,7 +222,7 @@ func (b *bench) webhookLatency() error {
 	if err != nil {
 		return err
 	}
-	b.printf("## Webhook latency\n\nPayment committed (add-sale response) to receipt at a verifying receiver on loopback, through the devserver's stream poller (50 ms poll), the deliver-webhooks handler (records the delivery) and the dispatcher (%s poll), 50 payments, measured before the load (see the note in infra/bench): median %s, p95 %s.\n\n",
+	b.printf("## Webhook latency\n\nPayment committed (add-sale response) to receipt at a verifying receiver on loopback, through the devserver's stream poller (reading the shard 4 times a second, as Lambda does, in 10 lanes by partition key: the template's ParallelizationFactor), the deliver-webhooks handler (records the delivery) and the dispatcher (%s poll), 50 payments, measured before the load (see the note in infra/bench): median %s, p95 %s.\n\n",
 		dispatchPoll, median(lat).Round(time.Millisecond/10), pct(lat, 0.95).Round(time.Millisecond/10))
 	return nil
 }
@@ -304,18 +318,26 @@ func (b *bench) webhookScale() error {
 	for time.Since(lastPayment) < 10*time.Second && got.count() < paid {
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Each rate over its own span (first to last payment, first to last
+	// receipt), as for the lone merchant below: the pace of delivery, apart
+	// from the delay every webhook has (the rows above and the latency
+	// section measure that); how far the last receipt trails the last
+	// payment is reported beside it.
 	got.mu.Lock()
-	lastDelivery := start
+	firstDelivery, lastDelivery := lastPayment, start
 	for _, at := range got.at {
 		if at.After(lastDelivery) {
 			lastDelivery = at
 		}
+		if at.Before(firstDelivery) {
+			firstDelivery = at
+		}
 	}
 	delivered := len(got.at)
 	got.mu.Unlock()
-	deliverRate := float64(delivered) / lastDelivery.Sub(start).Seconds()
-	b.printf("| delivery rate ÷ payment rate, 8 merchants whose receivers answer in 300 ms, payments at full rate from 8 clients for %s | %.0f/s ÷ %.0f/s = %.2f; %d of %d not delivered 10 s after the last payment | at least 0.9; all delivered within 10 s |\n",
-		window, deliverRate, payRate, deliverRate/payRate, paid-delivered, paid)
+	deliverRate := float64(delivered) / lastDelivery.Sub(firstDelivery).Seconds()
+	b.printf("| delivery rate ÷ payment rate (each over its own span, first to last), 8 merchants whose receivers answer in 300 ms, payments at full rate from 8 clients for %s | %.0f/s ÷ %.0f/s = %.2f; last receipt %s after the last payment; %d of %d not delivered 10 s after it | at least 0.9; all delivered within 10 s |\n",
+		window, deliverRate, payRate, deliverRate/payRate, lastDelivery.Sub(lastPayment).Round(10*time.Millisecond), paid-delivered, paid)
 
 	if err := b.webhookBacklog(ctx, "slow", "a 240-payment backlog at a receiver that answers 2xx in 2 s", 240, 2*time.Second, 200); err != nil {
 		return err

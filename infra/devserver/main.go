@@ -107,9 +107,9 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	bg, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
-	go streampoll.Poll(bg, st.Client(), streams, cfg.TableName, webhook.Streamed, svc.HandleStream, streampoll.MaximumRetryAttempts, log)
+	go streampoll.PollMapping(bg, st.Client(), streams, cfg.TableName, streampoll.DeliverWebhooks, webhook.Streamed, svc.HandleStream, log)
 	// The apply-report-figures function: its own reader of the stream.
-	go streampoll.Poll(bg, st.Client(), streams, cfg.TableName, app.IsFiguresInsert, app.ApplyReportFigures(st, log), streampoll.MaximumRetryAttempts, log)
+	go streampoll.PollMapping(bg, st.Client(), streams, cfg.TableName, streampoll.ApplyReportFigures, app.IsFiguresInsert, app.ApplyReportFigures(st, log), log)
 	// The retry-webhooks function's dispatcher, running for good.
 	go svc.Dispatch(bg, time.Now().AddDate(100, 0, 0), 200*time.Millisecond)
 

@@ -291,9 +291,10 @@ func TestPollerBisectsAndSkipsOnlyThePoison(t *testing.T) {
 	}
 }
 
-// TestPollerMatchesTheMappings: the devserver's poller retries as often,
-// and hands records as old, as the template's two stream mappings, each of
-// which bisects a failing batch and sends what it skips to a failure queue.
+// TestPollerMatchesTheMappings: the devserver's poller batches, runs
+// batches side by side, retries as often, and hands records as old, as the
+// template's two stream mappings, each of which bisects a failing batch and
+// sends what it skips to a failure queue.
 func TestPollerMatchesTheMappings(t *testing.T) {
 	raw, err := os.ReadFile("../../template.yaml")
 	if err != nil {
@@ -313,6 +314,17 @@ func TestPollerMatchesTheMappings(t *testing.T) {
 	}
 	for fn, ev := range map[string]string{"DeliverWebhooksFunction": "PaymentInserts", "ApplyReportFiguresFunction": "FiguresInserts"} {
 		p := tpl.Resources[fn].Properties.Events[ev].Properties
+		m := map[string]Mapping{"DeliverWebhooksFunction": DeliverWebhooks, "ApplyReportFiguresFunction": ApplyReportFigures}[fn]
+		or := func(v any, absent int) any { // the template's value, or Lambda's default
+			if v == nil {
+				return absent
+			}
+			return v
+		}
+		if got := (Mapping{BatchSize: or(p["BatchSize"], 100).(int), ParallelizationFactor: or(p["ParallelizationFactor"], 1).(int),
+			BatchingWindow: time.Duration(or(p["MaximumBatchingWindowInSeconds"], 0).(int)) * time.Second, MaxRetries: p["MaximumRetryAttempts"].(int)}); got != m {
+			t.Errorf("%s: the template's mapping %+v, the poller's %+v", fn, got, m)
+		}
 		if p["MaximumRetryAttempts"] != MaximumRetryAttempts || p["MaximumRecordAgeInSeconds"] != int(MaximumRecordAge/time.Second) || p["BisectBatchOnFunctionError"] != true {
 			t.Errorf("%s: retries %v, record age %v, bisect %v; the poller's: %d, %d, true", fn, p["MaximumRetryAttempts"], p["MaximumRecordAgeInSeconds"], p["BisectBatchOnFunctionError"], MaximumRetryAttempts, int(MaximumRecordAge/time.Second))
 		}

@@ -7,7 +7,9 @@ package streampoll
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"log/slog"
+	"sync"
 	"time"
 
 	"bizdata/shared/webhook"
@@ -15,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
@@ -40,96 +43,285 @@ const (
 	MaximumRecordAge     = 6 * time.Hour
 )
 
-// Poll plays the part of Lambda's stream event source locally: it reads
-// every shard of the table's stream (following new shards as they appear),
-// keeps the records the template's filter would pass (pass: for the
-// deliver-webhooks function, payment, refund and event inserts,
-// webhook.Streamed), and hands them to handle as an events.DynamoDBEvent. Starting at the trim horizon is safe:
-// a payment or event seen twice keeps its deliveries, one per target.
+// Mapping is how an event source mapping of the template hands a shard's
+// records to its function: batches of at most BatchSize records, up to
+// ParallelizationFactor of them at once, each of its own partition keys
+// (Lambda keeps each partition key's records in order, not the shard's),
+// gathered for at most BatchingWindow before the first record's batch is
+// handed (MaximumBatchingWindowInSeconds; zero hands what there is at once).
+// MaxRetries is MaximumRetryAttempts.
+type Mapping struct {
+	BatchSize             int
+	ParallelizationFactor int
+	BatchingWindow        time.Duration
+	MaxRetries            int
+}
+
+// The template's two stream mappings (a test compares them): the
+// deliver-webhooks function's (PaymentInserts) and the apply-report-figures
+// function's (FiguresInserts).
+var (
+	DeliverWebhooks    = Mapping{BatchSize: 25, ParallelizationFactor: 10, MaxRetries: MaximumRetryAttempts}
+	ApplyReportFigures = Mapping{BatchSize: 100, ParallelizationFactor: 1, BatchingWindow: time.Second, MaxRetries: MaximumRetryAttempts}
+)
+
+// pollInterval is how often a shard with nothing new is read again: Lambda
+// polls a DynamoDB stream's shard 4 times a second, and reads on at once
+// while records come.
+const pollInterval = 250 * time.Millisecond
+
+// Poll is PollMapping with the deliver-webhooks function's mapping and
+// maxRetries retries of a failed batch.
+func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, pass Filter, handle Handler, maxRetries int, log *slog.Logger) {
+	m := DeliverWebhooks
+	m.MaxRetries = maxRetries
+	PollMapping(ctx, db, streams, table, m, pass, handle, log)
+}
+
+// PollMapping plays the part of Lambda's stream event source locally: it
+// reads every shard of the table's stream, each in a goroutine of its own as
+// Lambda has a poller per shard (following new shards as they appear, a
+// child once its parent is read to the end), keeps the records the
+// template's filter would pass (pass: for the deliver-webhooks function,
+// payment, refund and event inserts, webhook.Streamed), and hands them to
+// handle as events.DynamoDBEvent batches, as m says. Starting at the trim
+// horizon is safe: a payment or event seen twice keeps its deliveries, one
+// per target.
 //
 // Like Lambda with ReportBatchItemFailures and BisectBatchOnFunctionError,
 // it does not move past a record it failed to handle: a batch with failures
-// is handed again from its lowest failed record, with backoff, before the
-// shard is read further; a batch whose handler returned an error is split in
-// two and each half handed in turn, so a record that fails its whole batch
-// ends in a batch of its own. After maxRetries retries of one batch
-// (MaximumRetryAttempts in the devserver), or once its first record is older
-// than MaximumRecordAge, the batch is skipped, logged by its sequence range
-// (Lambda's on-failure destination), and the shard goes on.
-func Poll(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, pass Filter, handle Handler, maxRetries int, log *slog.Logger) {
-	arn := streamARN(ctx, db, table, log)
+// is handed again from its lowest failed record, with backoff, before its
+// lane (its partition keys) goes on; a batch whose handler returned an error
+// is split in two and each half handed in turn, so a record that fails its
+// whole batch ends in a batch of its own. After m.MaxRetries retries of one
+// batch, or once its first record is older than MaximumRecordAge, the batch
+// is skipped, logged by its sequence range (Lambda's on-failure
+// destination), and the lane goes on. The shard's other lanes go on
+// meanwhile: a slow or failing batch holds only the partition keys of its
+// own lane.
+func PollMapping(ctx context.Context, db *dynamodb.Client, streams *dynamodbstreams.Client, table string, m Mapping, pass Filter, handle Handler, log *slog.Logger) {
+	arn, key := streamARN(ctx, db, table, log)
 	if arn == nil {
 		return
 	}
-	iterators := map[string]*string{} // open shards -> next iterator
-	done := map[string]bool{}         // closed shards already read to the end
-	retry := map[string]*pending{}    // shards with records that failed, to hand again first
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	lastDescribe := time.Time{}
+	done := map[string]chan struct{}{} // shards polled -> closed once read to the end
 	for {
-		if time.Since(lastDescribe) > 2*time.Second {
-			lastDescribe = time.Now()
-			out, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn})
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				log.Warn("stream: describe failed", "error", err.Error())
-			} else {
-				for _, sh := range out.StreamDescription.Shards {
-					id := aws.ToString(sh.ShardId)
-					if _, open := iterators[id]; open || done[id] {
-						continue
-					}
-					it, err := streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
-						StreamArn: arn, ShardId: sh.ShardId, ShardIteratorType: st.ShardIteratorTypeTrimHorizon,
-					})
-					if err == nil {
-						iterators[id] = it.ShardIterator
-					}
+		out, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn})
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			log.Warn("stream: describe failed", "error", err.Error())
+		} else {
+			var found []st.Shard
+			for _, sh := range out.StreamDescription.Shards {
+				if id := aws.ToString(sh.ShardId); done[id] == nil {
+					done[id] = make(chan struct{})
+					found = append(found, sh)
 				}
 			}
-		}
-		for id, p := range retry {
-			if time.Now().Before(p.at) {
-				continue
-			}
-			if p.retry(ctx, pass, handle, maxRetries, log) {
-				delete(retry, id)
-			}
-		}
-		for id, it := range iterators {
-			if retry[id] != nil {
-				continue // this shard waits until its failed records are handled
-			}
-			out, err := streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(100)})
-			if err != nil {
-				var expired *st.ExpiredIteratorException
-				if errors.As(err, &expired) {
-					delete(iterators, id) // re-opened from the trim horizon on the next describe
-				} else if ctx.Err() == nil {
-					log.Warn("stream: get records failed", "error", err.Error())
-				}
-				continue
-			}
-			if len(out.Records) > 0 {
-				if rest, whole := handleBatch(ctx, pass, handle, out.Records, log); len(rest) > 0 {
-					retry[id] = failed(rest, whole)
-				}
-			}
-			if out.NextShardIterator == nil {
-				delete(iterators, id)
-				done[id] = true
-			} else {
-				iterators[id] = out.NextShardIterator
+			for _, sh := range found { // parents first known, so a child waits for its own
+				s := &shard{arn: arn, id: aws.ToString(sh.ShardId), key: key, m: m, pass: pass, handle: handle, streams: streams, log: log}
+				go s.poll(ctx, done[aws.ToString(sh.ParentShardId)], done[s.id])
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-time.After(2 * time.Second):
 		}
+	}
+}
+
+// shard is the poller of one shard of the stream.
+type shard struct {
+	arn     *string
+	id      string
+	key     string // the table's partition key attribute
+	m       Mapping
+	pass    Filter
+	handle  Handler
+	streams *dynamodbstreams.Client
+	log     *slog.Logger
+}
+
+// poll reads the shard to its end (a closed shard) or for good, after its
+// parent (when polled here) is read to the end, and deals its records to
+// m.ParallelizationFactor lanes by a hash of their partition key; it closes
+// finished once every lane has handled what it was dealt.
+func (s *shard) poll(ctx context.Context, parent <-chan struct{}, finished chan<- struct{}) {
+	if parent != nil {
+		select {
+		case <-parent:
+		case <-ctx.Done():
+			return
+		}
+	}
+	lanes := make([]chan st.Record, max(s.m.ParallelizationFactor, 1))
+	var wg sync.WaitGroup
+	for i := range lanes {
+		// A lane reads ahead a few batches, so the shard's reader waits on
+		// one busy lane only once it holds that many.
+		lanes[i] = make(chan st.Record, 4*s.m.BatchSize)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.lane(ctx, lanes[i])
+		}()
+	}
+	s.read(ctx, lanes)
+	for _, l := range lanes {
+		close(l)
+	}
+	wg.Wait()
+	if ctx.Err() == nil {
+		close(finished)
+	}
+}
+
+// read deals the shard's records, those the filter passes, to lanes until the
+// shard's end or ctx's.
+func (s *shard) read(ctx context.Context, lanes []chan st.Record) {
+	var it *string
+	var last *string // the sequence number of the last record read
+	for ctx.Err() == nil {
+		if it == nil {
+			in := &dynamodbstreams.GetShardIteratorInput{StreamArn: s.arn, ShardId: aws.String(s.id), ShardIteratorType: st.ShardIteratorTypeTrimHorizon}
+			if last != nil {
+				in.ShardIteratorType, in.SequenceNumber = st.ShardIteratorTypeAfterSequenceNumber, last
+			}
+			out, err := s.streams.GetShardIterator(ctx, in)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("stream: get shard iterator failed", "error", err.Error())
+				}
+				sleep(ctx, pollInterval)
+				continue
+			}
+			it = out.ShardIterator
+		}
+		// GetRecords' largest page: the lanes bound how far it reads ahead.
+		out, err := s.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(1000)})
+		if err != nil {
+			var expired *st.ExpiredIteratorException
+			if !errors.As(err, &expired) && ctx.Err() == nil {
+				s.log.Warn("stream: get records failed", "error", err.Error())
+			}
+			it = nil // a new iterator from the last record read
+			sleep(ctx, pollInterval)
+			continue
+		}
+		for _, r := range out.Records {
+			last = r.Dynamodb.SequenceNumber
+			if !s.pass(webhook.StreamRecord(r)) { // the mapping's filter, before batching
+				continue
+			}
+			select {
+			case lanes[s.laneOf(r, len(lanes))] <- r:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if out.NextShardIterator == nil {
+			return // a closed shard, read to its end
+		}
+		it = out.NextShardIterator
+		if len(out.Records) == 0 {
+			sleep(ctx, pollInterval)
+		}
+	}
+}
+
+// laneOf is the lane of record r's partition key, of n.
+func (s *shard) laneOf(r st.Record, n int) int {
+	h := fnv.New32a()
+	if v, ok := r.Dynamodb.Keys[s.key].(*st.AttributeValueMemberS); ok {
+		h.Write([]byte(v.Value))
+	}
+	return int(h.Sum32() % uint32(n))
+}
+
+// lane hands the records dealt to it in batches, in order, each batch once
+// the one before is handled or skipped, until records is closed and drained
+// or ctx ends.
+func (s *shard) lane(ctx context.Context, records <-chan st.Record) {
+	for {
+		batch := s.batch(ctx, records)
+		if len(batch) == 0 {
+			return
+		}
+		rest, whole := handleBatch(ctx, s.pass, s.handle, batch, s.log)
+		if len(rest) == 0 {
+			continue
+		}
+		for p := failed(rest, whole); ; {
+			if !sleep(ctx, time.Until(p.at)) {
+				return
+			}
+			if p.retry(ctx, s.pass, s.handle, s.m.MaxRetries, s.log) {
+				break
+			}
+		}
+	}
+}
+
+// batch waits for a record, then gathers the records that follow it up to
+// m.BatchSize: those already read, or those read within m.BatchingWindow.
+// It returns nil once records is closed and drained, or ctx ends.
+func (s *shard) batch(ctx context.Context, records <-chan st.Record) []st.Record {
+	var batch []st.Record
+	select {
+	case r, ok := <-records:
+		if !ok {
+			return nil
+		}
+		batch = append(batch, r)
+	case <-ctx.Done():
+		return nil
+	}
+	window := time.NewTimer(s.m.BatchingWindow)
+	defer window.Stop()
+	for len(batch) < s.m.BatchSize {
+		select {
+		case r, ok := <-records:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+			continue
+		default:
+		}
+		if s.m.BatchingWindow <= 0 {
+			return batch
+		}
+		select {
+		case r, ok := <-records:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		case <-window.C:
+			return batch
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether ctx is
+// still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -254,26 +446,33 @@ func handleBatch(ctx context.Context, pass Filter, handle Handler, records []st.
 	return nil, false
 }
 
-// streamARN returns the table's stream, or nil when it has none (logged:
-// webhooks are off) or ctx ends first. A failed read of the table
-// (DynamoDB Local busy or starting) is tried again each second, so one slow
-// answer at start does not turn webhooks off for the process's life.
-func streamARN(ctx context.Context, db *dynamodb.Client, table string, log *slog.Logger) *string {
+// streamARN returns the table's stream and its partition key attribute, or
+// nil when it has none (logged: webhooks are off) or ctx ends first. A failed
+// read of the table (DynamoDB Local busy or starting) is tried again each
+// second, so one slow answer at start does not turn webhooks off for the
+// process's life.
+func streamARN(ctx context.Context, db *dynamodb.Client, table string, log *slog.Logger) (*string, string) {
 	for {
 		desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 		if err == nil {
 			if desc.Table.LatestStreamArn == nil {
 				log.Error("stream: no stream on the table; webhooks are off")
 			}
-			return desc.Table.LatestStreamArn
+			key := ""
+			for _, k := range desc.Table.KeySchema {
+				if k.KeyType == types.KeyTypeHash {
+					key = aws.ToString(k.AttributeName)
+				}
+			}
+			return desc.Table.LatestStreamArn, key
 		}
 		if ctx.Err() != nil {
-			return nil
+			return nil, ""
 		}
 		log.Warn("stream: reading the table failed; trying again in 1s", "error", err.Error())
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, ""
 		case <-time.After(time.Second):
 		}
 	}

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -40,6 +41,7 @@ const (
 func TestIAMDrainsStreamFailures(t *testing.T) {
 	rec := &iamRecorder{used: map[string]map[string]bool{}, requests: map[string]map[string]ddbRequest{}}
 	ctx := context.Background()
+	var busyID string
 	d := newDrainShop(t, func(s *store.Store, a business.Account) {
 		off, err := s.CreateEndpoint(ctx, a.ID, business.Endpoint{URL: "https://hooks.example.com/off", EnabledEvents: []string{"*"}}, business.NewEndpointSecret())
 		if err != nil {
@@ -47,6 +49,17 @@ func TestIAMDrainsStreamFailures(t *testing.T) {
 		}
 		if _, err := s.DisableEndpoint(ctx, a.ID, off.ID, "failing", time.Now().UTC()); err != nil {
 			t.Fatal(err)
+		}
+		// A merchant with many endpoints: its events of the batch owe more
+		// deliveries than the handler records itself, so it records a
+		// fan-out job (what the dispatcher expands is retry-webhooks's).
+		busy, _ := testdb.NewAccount(t, s, "Busy Shop", "DRAINBUSY1")
+		busyID = busy.ID
+		for i := range webhook.InlineFanout / 2 {
+			url := fmt.Sprintf("https://hooks.example.com/busy%d", i)
+			if _, err := s.CreateEndpoint(ctx, busy.ID, business.Endpoint{URL: url, EnabledEvents: []string{"*"}}, business.NewEndpointSecret()); err != nil {
+				t.Fatal(err)
+			}
 		}
 		gone := business.NewAccountID() // a retired test twin's payment, still on the stream
 		str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -88,6 +101,9 @@ func TestIAMDrainsStreamFailures(t *testing.T) {
 	}
 	if p, e := d.deliveries(t); p != 1 || e == 0 {
 		t.Fatalf("the drain recorded %d payment and %d endpoint deliveries", p, e)
+	}
+	if jobs, err := d.st.FanoutJobs(ctx, busyID, 10); err != nil || len(jobs) != 1 {
+		t.Fatalf("the busy merchant's fan-out jobs: %+v (%v), want one", jobs, err)
 	}
 
 	granted := templatePolicies(t)[drainFunction]

@@ -438,6 +438,35 @@ func TestIAMMatchesCode(t *testing.T) {
 	if len(page.Items) == 0 {
 		t.Fatal("no delivery failed its schedule")
 	}
+	// A burst of events that owes the account's endpoints more than
+	// webhook.InlineFanout deliveries: recorded as one fan-out job
+	// (deliver-webhooks), expanded by the dispatcher (retry-webhooks).
+	for range 2 {
+		if _, err := st.CreateEndpoint(ctx, a.ID, business.Endpoint{URL: rc.URL, EnabledEvents: []string{"*"}}, business.NewEndpointSecret()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var burst events.DynamoDBEvent
+	for i := range webhook.InlineFanout/2 + 1 {
+		r := ev.Records[3] // the fixture's event insert, under ids of its own
+		r.Change.NewImage = maps.Clone(r.Change.NewImage)
+		r.Change.NewImage["SK"] = events.NewStringAttribute(fmt.Sprintf("evt_019c1a2b3c4d01234567%04d", i))
+		r.Change.SequenceNumber = fmt.Sprintf("9%04d", i)
+		burst.Records = append(burst.Records, r)
+	}
+	rec.as("deliver-webhooks")
+	if resp, err := svc.HandleStream(ctx, burst); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("burst: %v, failures %+v", err, resp.BatchItemFailures)
+	}
+	rec.as("retry-webhooks")
+	if err := svc.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.as("")
+	if jobs, err := st.FanoutJobs(ctx, a.ID, 10); err != nil || len(jobs) != 0 {
+		t.Fatalf("fan-out jobs left after a pass: %+v (%v)", jobs, err)
+	}
+
 	// The dispatcher's other paths: a delivery due as deliveries were
 	// before each account had a due partition of its own (moved there, its
 	// account woken first), parks refused for a queue that changed since it

@@ -13,18 +13,21 @@ import (
 )
 
 // DispatchFor is how long one run of the retry-webhooks function keeps
-// starting attempts (it is started every minute), and DispatchPoll how often
-// it looks for due work meanwhile: a due attempt waits at most a few seconds
-// on AWS, between runs about 20. DrainFor is how long the run then lets the
-// attempts under way finish: the run's context ends at DispatchFor+DrainFor,
-// so no attempt (webhook.Timeout) and no DynamoDB call with the SDK's retries
-// outlives it, and the function returns before its Timeout in template.yaml
-// (a test checks DispatchFor+DrainFor+ReturnMargin against it). An attempt
-// cut short there keeps its lease; the attempt is made again when the lease
-// ends, with the same webhook-id.
+// starting attempts, and DispatchPoll how often it looks for due work
+// meanwhile. The function is started every minute and dispatches for the
+// whole minute, so a run hands over to the next as it stops starting
+// attempts (the two overlap while the first drains, which claims make safe):
+// a due attempt waits at most DispatchPoll and a pass, never the gap between
+// runs. DrainFor is how long the run then lets the attempts under way
+// finish: the run's context ends at DispatchFor+DrainFor, so no attempt
+// (webhook.Timeout) and no DynamoDB call with the SDK's retries outlives it,
+// and the function returns before its Timeout in template.yaml (a test
+// checks DispatchFor+DrainFor+ReturnMargin against it). An attempt cut short
+// there keeps its lease; the attempt is made again when the lease ends, with
+// the same webhook-id.
 const (
-	DispatchFor  = 40 * time.Second
-	DispatchPoll = time.Second
+	DispatchFor  = time.Minute
+	DispatchPoll = 500 * time.Millisecond
 	DrainFor     = 25 * time.Second
 	ReturnMargin = 10 * time.Second
 )

@@ -69,6 +69,55 @@ func TestDeliveryNext(t *testing.T) {
 	}
 }
 
+// TestDeliveryNextRetryAfter: a receiver's Retry-After on 429 and 503 makes
+// the next attempt later than the schedule's wait, never sooner, never
+// later than the schedule's longest wait, and uses the retry as any
+// failure does; on other statuses, and when absent, the schedule decides.
+func TestDeliveryNextRetryAfter(t *testing.T) {
+	schedule := []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute}
+	at := time.Unix(1000, 0)
+	next := func(status int, retryAfter time.Duration) Delivery {
+		t.Helper()
+		d := Delivery{State: DeliveryPending}
+		d.Next(DeliveryAttempt{At: at, Status: status, RetryAfter: retryAfter}, false, schedule)
+		if d.State != DeliveryPending || d.Attempt != 1 {
+			t.Fatalf("after a %d with Retry-After %s: %+v", status, retryAfter, d)
+		}
+		return d
+	}
+	for _, c := range []struct {
+		status     int
+		retryAfter time.Duration
+		min, max   time.Duration // of the wait
+	}{
+		{429, 120 * time.Second, 120 * time.Second, 120 * time.Second}, // longer than the schedule's 10 s: honoured
+		{503, 90 * time.Second, 90 * time.Second, 90 * time.Second},
+		{429, time.Hour, 5 * time.Minute, 5 * time.Minute},          // beyond the longest wait: cut to it
+		{503, 2 * time.Second, 9 * time.Second, 11 * time.Second},   // shorter: the schedule's wait
+		{429, 0, 9 * time.Second, 11 * time.Second},                 // none, or unreadable
+		{429, -time.Minute, 9 * time.Second, 11 * time.Second},      // a date in the past
+		{500, 120 * time.Second, 9 * time.Second, 11 * time.Second}, // not a status that asks to wait
+		{410, 120 * time.Second, 9 * time.Second, 11 * time.Second},
+	} {
+		d := next(c.status, c.retryAfter)
+		if wait := d.NextAt.Sub(at); wait < c.min || wait > c.max {
+			t.Errorf("%d with Retry-After %s: next attempt after %s, want %s to %s", c.status, c.retryAfter, wait, c.min, c.max)
+		}
+	}
+	// The ask uses the retry: at the schedule's end the delivery fails.
+	d := Delivery{State: DeliveryPending}
+	for range schedule {
+		d.Next(DeliveryAttempt{At: at, Status: 429, RetryAfter: time.Hour}, false, schedule)
+	}
+	if d.State != DeliveryPending || d.NextAt.Sub(at) != 5*time.Minute {
+		t.Fatalf("after %d asks to wait an hour: %+v", len(schedule), d)
+	}
+	d.Next(DeliveryAttempt{At: at, Status: 429, RetryAfter: time.Hour}, false, schedule)
+	if d.State != DeliveryFailed || d.Attempt != len(schedule)+1 {
+		t.Fatalf("after the schedule: %+v", d)
+	}
+}
+
 func TestParseRetrySchedule(t *testing.T) {
 	s, err := ParseRetrySchedule("1s, 2s,4s")
 	if err != nil || len(s) != 3 || s[2] != 4*time.Second {

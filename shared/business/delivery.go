@@ -3,6 +3,7 @@ package business
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -62,7 +63,17 @@ type DeliveryAttempt struct {
 	Status    int // HTTP status, 0 when no response arrived
 	LatencyMS int64
 	Error     string
+	// RetryAfter is how long after At the receiver asked the next attempt
+	// to wait, by its Retry-After header (0 when it sent none, or one that
+	// does not parse or lies in the past). Next honours it on the statuses
+	// of HonoursRetryAfter. It is not stored: the next attempt's time is.
+	RetryAfter time.Duration
 }
+
+// HonoursRetryAfter reports whether a receiver's Retry-After is honoured
+// on an answer of status: 429 (too many requests) and 503 (unavailable),
+// the two whose Retry-After asks a client to come back later.
+func HonoursRetryAfter(status int) bool { return status == 429 || status == 503 }
 
 // DefaultRetrySchedule is the wait before each retry after a failed attempt:
 // about three days in all.
@@ -88,6 +99,11 @@ func ParseRetrySchedule(s string) ([]time.Duration, error) {
 // Next records the outcome of an attempt made at now and moves the delivery
 // on: delivered on success; else pending with the next retry time (the
 // schedule's wait with ±10% jitter), or failed when the schedule is used up.
+// A receiver that answered 429 or 503 with a Retry-After longer than that
+// wait gets it, up to the schedule's longest wait: a receiver's ask can
+// make a retry later, never sooner, and never later than the schedule's
+// longest gap. The attempt still uses its retry, so the schedule also
+// bounds how many attempts a receiver's asks can spread out.
 func (d *Delivery) Next(a DeliveryAttempt, ok bool, schedule []time.Duration) {
 	d.Attempt++
 	a.Error = Clip(a.Error, ErrorTextMax)
@@ -101,7 +117,11 @@ func (d *Delivery) Next(a DeliveryAttempt, ok bool, schedule []time.Duration) {
 	case retry < len(schedule):
 		wait := schedule[retry]
 		jitter := time.Duration(rand.Int64N(int64(wait)/5+1)) - wait/10
-		d.State, d.NextAt = DeliveryPending, a.At.Add(wait+jitter)
+		wait += jitter
+		if HonoursRetryAfter(a.Status) {
+			wait = max(wait, min(a.RetryAfter, slices.Max(schedule)))
+		}
+		d.State, d.NextAt = DeliveryPending, a.At.Add(wait)
 	default:
 		d.State = DeliveryFailed
 	}

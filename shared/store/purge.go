@@ -60,6 +60,8 @@ var errBudgetSpent = errors.New("store: purge budget spent")
 // Each call walks the account's items afresh (what earlier calls deleted is
 // gone), in this order, so that nothing is deleted before what leads to it:
 //
+//  0. its fan-out jobs and their queue (A#<acct>#FANOUT), which lead to
+//     endpoints' deliveries;
 //  1. each webhook endpoint (A#<acct> / WHEP#<id>): its deliveries (listed in
 //     IndexCreated under A#<acct>#EP#<id>#DELIVERY), its queue's partition
 //     (A#<acct>#EP#<id>), then the endpoint item;
@@ -165,6 +167,9 @@ func (p *purger) take(n int, whole bool) int {
 }
 
 func (p *purger) run(ctx context.Context) error {
+	if err := p.partition(ctx, acctPK(FanoutQueue(p.account))); err != nil {
+		return err
+	}
 	if err := p.endpoints(ctx); err != nil {
 		return err
 	}

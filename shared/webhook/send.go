@@ -211,9 +211,43 @@ func (s *Sender) post(ctx context.Context, d business.Delivery, target string, n
 		if loc := res.Header.Get("Location"); res.StatusCode >= 300 && res.StatusCode < 400 && loc != "" {
 			a.Error += " (redirects are not followed)"
 		}
+		if business.HonoursRetryAfter(res.StatusCode) {
+			if wait := RetryAfter(res.Header.Get("Retry-After"), time.Now()); wait > 0 {
+				// The wait counts from the answer, which came LatencyMS
+				// after the attempt began (its At).
+				a.RetryAfter = time.Duration(a.LatencyMS)*time.Millisecond + wait
+				a.Error += fmt.Sprintf(" (asked to retry after %s)", wait.Round(time.Second))
+			}
+		}
 		return a, false
 	}
 	return a, true
+}
+
+// maxRetryAfter bounds a Retry-After read, far beyond any retry schedule,
+// so that a huge number of seconds cannot overflow a Duration.
+const maxRetryAfter = 10 * 365 * 24 * time.Hour
+
+// RetryAfter reads a Retry-After header received at now: a number of
+// seconds or an HTTP-date (RFC 9110 §10.2.3). It returns 0 for an empty,
+// malformed, zero or past value: the retry schedule then decides alone.
+func RetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if strings.Trim(v, "0123456789") == "" { // delay-seconds: digits only
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter // only too many digits fail to parse
+		}
+		return time.Duration(n) * time.Second
+	}
+	t, err := http.ParseTime(v)
+	if err != nil || !t.After(now) {
+		return 0
+	}
+	return min(t.Sub(now), maxRetryAfter)
 }
 
 // describe turns a transport error of an attempt bounded by limit into a

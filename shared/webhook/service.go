@@ -22,9 +22,11 @@ import (
 const leaseTime = 3 * Timeout
 
 // Limits of one dispatcher: attempts in flight at once, in all and per
-// account while other accounts wait (so a merchant whose endpoint is slow or
-// hangs uses only its share of the sending capacity), and the circuit
-// breaker's settings.
+// merchant while other merchants wait (so a merchant whose callback URL or
+// endpoints are slow or hang uses only its share of the sending capacity,
+// however many endpoints it has: see dispatchDue), and the circuit
+// breaker's settings (one circuit per queue: a callback URL's, or an
+// endpoint's).
 const (
 	MaxInFlight        = 128
 	MaxInFlightAccount = 8
@@ -59,12 +61,13 @@ const (
 // Service records one delivery per payment and makes its attempts.
 // Recording (HandleStream, the deliver-webhooks function) is fast and never
 // waits on a receiver; attempts are made by Dispatch (the retry-webhooks
-// function, and the devserver's loop) from the accounts' webhook queues (see
-// store/queue.go): each pass reads the accounts that have work due, one entry
-// each however deep their backlog, gives each its share of the attempts in
-// flight, and the slots left over to the accounts that have more (work
-// conserving). The circuit breaker of each account lives in its queue item,
-// so every dispatcher sees it. Deliveries live in the table, so nothing
+// function, and the devserver's loop) from the webhook queues (see
+// store/queue.go; an account's callback URL is one queue, each of its
+// endpoints another): each pass reads the queues that have work due, one
+// entry each however deep their backlog, gives each merchant its share of
+// the attempts in flight, spread over its queues, and the slots left over to
+// the merchants that have more (work conserving). The circuit breaker of
+// each queue lives in its queue item, so every dispatcher sees it. Deliveries live in the table, so nothing
 // depends on the stream's 24-hour retention; each attempt is claimed before
 // it is made, so two runners never make the same attempt; and a periodic
 // sweep gives a delivery to any payment the stream did not.
@@ -85,16 +88,20 @@ type Service struct {
 	// disables one.
 	DisableAfter time.Duration
 
-	mu       sync.Mutex
-	inFlight map[string]bool // "<account>/<transaction>" attempts under way
-	perAcct  map[string]int
-	drained  map[string]int64 // account -> queue gen whose due work is all in flight here
-	probing  map[string]bool
-	failing  map[string]bool      // accounts whose failure count in the table may be above 0
-	held     map[string]time.Time // circuits this dispatcher opened, until their probe
-	offSeen  map[string]bool      // endpoint queues whose last read found the endpoint off
-	slots    chan struct{}
-	wg       sync.WaitGroup
+	mu          sync.Mutex
+	inFlight    map[string]bool // "<queue>/<transaction>" attempts under way
+	perAcct     map[string]int  // queue -> its attempts under way
+	perMerchant map[string]int  // account -> the attempts of all its queues under way
+	passes      int
+	drained     map[string]int64 // account -> queue gen whose due work is all in flight here
+	probing     map[string]bool
+	failing     map[string]bool      // accounts whose failure count in the table may be above 0
+	held        map[string]time.Time // circuits this dispatcher opened, until their probe
+	offSeen     map[string]bool      // endpoint queues whose last read found the endpoint off
+	expanding   map[string]bool      // accounts whose fan-out jobs this dispatcher is expanding
+	expanders   chan struct{}
+	slots       chan struct{}
+	wg          sync.WaitGroup
 }
 
 // target is where a queue's deliveries go and how they are signed: an
@@ -120,9 +127,10 @@ const offSeenKept = 1024
 func NewService(st *store.Store, sender *Sender, schedule []time.Duration, log *slog.Logger) *Service {
 	return &Service{store: st, sender: sender, schedule: schedule, log: log, now: func() time.Time { return time.Now().UTC() },
 		Probe: BreakerProbe, SweepDelay: SweepDelay, DisableAfter: business.EndpointDisableAfter,
-		inFlight: map[string]bool{}, perAcct: map[string]int{},
+		inFlight: map[string]bool{}, perAcct: map[string]int{}, perMerchant: map[string]int{},
 		drained: map[string]int64{}, probing: map[string]bool{}, failing: map[string]bool{}, held: map[string]time.Time{},
-		offSeen: map[string]bool{}, slots: make(chan struct{}, MaxInFlight)}
+		offSeen: map[string]bool{}, slots: make(chan struct{}, MaxInFlight),
+		expanding: map[string]bool{}, expanders: make(chan struct{}, expandWorkers)}
 }
 
 // insertOf returns the type of the item a stream record inserts ("" for
@@ -255,7 +263,10 @@ func (s *Service) wakeAll(ctx context.Context, woken map[string][]int, fail func
 // events whose deliveries (or a queue's wake) could not be recorded (one no
 // retry can record, Unprocessable, is logged and passed over). A disabled
 // endpoint's delivery is recorded too, and waits: enabling the endpoint
-// again wakes its queue.
+// again wakes its queue. When an account's events of the batch owe more
+// than InlineFanout deliveries, it records them as one fan-out job instead
+// (store.AddFanout), which the dispatcher expands: the batch's work stays
+// bounded whatever one merchant's burst × endpoints.
 func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeValue) []int {
 	var mu sync.Mutex
 	var failed []int
@@ -264,7 +275,21 @@ func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeVa
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	endpoints := &batchEndpoints{m: map[string]*endpointsRead{}}
-	for i, img := range evs {
+	var inline []int
+	for account, is := range byAccount(evs) {
+		ids, err := s.deferFanout(ctx, endpoints, account, evs, is)
+		switch {
+		case err != nil && !Unprocessable(err):
+			s.log.ErrorContext(ctx, "webhook endpoint fan-out not recorded", "account_id", account, "events", len(is), "error", err.Error())
+			for _, i := range is {
+				fail(i)
+			}
+		case len(ids) == 0:
+			inline = append(inline, is...) // few deliveries, or the account is gone: each event on its own
+		}
+	}
+	for _, i := range inline {
+		img := evs[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -292,6 +317,60 @@ func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeVa
 	wg.Wait()
 	s.wakeAll(ctx, woken, fail)
 	return failed
+}
+
+// InlineFanout is how many deliveries one account's events of a stream
+// batch may owe for the stream handler to record them itself; beyond it
+// they are recorded as a fan-out job.
+const InlineFanout = 32
+
+// byAccount groups the indexes of event records by their account ("" for
+// a record without one).
+func byAccount(evs []map[string]types.AttributeValue) map[string][]int {
+	m := map[string][]int{}
+	for i, img := range evs {
+		account, _ := store.EventOf(img)
+		m[account] = append(m[account], i)
+	}
+	return m
+}
+
+// deferFanout records the events is of account as one fan-out job when
+// they owe its endpoints more than InlineFanout deliveries, and returns the
+// ids it recorded (none when they owe fewer: the caller records them).
+func (s *Service) deferFanout(ctx context.Context, endpoints *batchEndpoints, account string, evs []map[string]types.AttributeValue, is []int) ([]string, error) {
+	if account == "" || len(is) < 2 {
+		return nil, nil
+	}
+	eps, err := endpoints.list(ctx, s.store, account)
+	if err != nil {
+		return nil, err
+	}
+	owed := 0
+	var ids []string
+	for _, i := range is {
+		img := evs[i]
+		_, id := store.EventOf(img)
+		_, eventType, ok := store.EventFromImage(img)
+		if store.EventMoved(img) || id == "" || !ok {
+			continue // fanOneOut passes it over, or finds it unprocessable
+		}
+		ids = append(ids, id)
+		for _, ep := range eps {
+			if ep.Wants(eventType) {
+				owed++
+			}
+		}
+	}
+	if owed <= InlineFanout {
+		return nil, nil
+	}
+	if err := s.store.AddFanout(ctx, account, ids, s.now()); err != nil {
+		return nil, err
+	}
+	// The records it left out (moved, or unprocessable) are passed over as
+	// fanOneOut would.
+	return ids, nil
 }
 
 // fanOneOut records the deliveries of one event record and returns the
@@ -515,65 +594,288 @@ func (s *Service) DispatchOnce(ctx context.Context) error {
 	return err
 }
 
-// dispatchDue reads the accounts with work due and starts their attempts,
-// without waiting for them: first each account's share (MaxInFlight shared by
-// the accounts due, at most MaxInFlightAccount each, Spare left over), then
-// free slots up to MaxBeyondTurn in use, spread over the healthy accounts that
-// have more due than their share (work conserving: a lone busy merchant may
-// use what no one else waits for; the next pass gives a newcomer its share
-// first).
-// An account whose circuit's probe time has come gets its probe instead.
+// dispatchDue reads the queues with work due and starts their attempts,
+// without waiting for them. Shares are counted per merchant, not per queue:
+// an account's callback URL and each of its webhook endpoints are queues of
+// their own, but they all draw on the one share of their account
+// (merchantOf), so a merchant with many endpoints takes no more of the
+// sending capacity than one with a single queue. First each merchant's share
+// (MaxInFlight shared by the merchants due, at most MaxInFlightAccount each,
+// Spare left over), taken from its queues in turn; then free slots up to
+// MaxBeyondTurn in use, spread over the merchants that have more due than
+// their share (work conserving: a lone busy merchant may use what no one else
+// waits for; the next pass gives a newcomer its share first). A queue whose
+// circuit's probe time has come gets its probe instead; a fan-out queue
+// (store.FanoutQueue) is expanded into its endpoints' deliveries beside the
+// pass (see expand).
 func (s *Service) dispatchDue(ctx context.Context) error {
 	now := s.now()
 	qs, err := s.store.ReadyQueues(ctx, now) // what it read, even when a shard failed
-	var active []store.Queue
+	byID := map[string]*merchant{}
+	var ms []*merchant
 	for _, q := range qs {
 		switch {
+		case store.IsFanoutQueue(q.AccountID):
+			s.expand(ctx, q)
 		case q.Held(now) || s.heldHere(q.AccountID, now):
 			// Held: it waits for its probe (the index may not show yet the
 			// circuit this dispatcher just opened).
 		case q.Open():
 			s.probe(ctx, q, now)
 		default:
-			active = append(active, q)
+			id := merchantOf(q.AccountID)
+			m := byID[id]
+			if m == nil {
+				m = &merchant{id: id}
+				byID[id] = m
+				ms = append(ms, m)
+			}
+			m.queues = append(m.queues, q)
 		}
 	}
-	share := max(1, min(MaxInFlightAccount, (MaxInFlight-Spare)/max(1, len(active))))
+	share := max(1, min(MaxInFlightAccount, (MaxInFlight-Spare)/max(1, len(ms))))
 	s.mu.Lock()
-	before := maps.Clone(s.perAcct)
+	before := maps.Clone(s.perMerchant)
+	s.passes++
+	turn := s.passes
 	s.mu.Unlock()
+	var runs []allotment
+	hungry := map[string]*merchant{} // merchant -> its queues that have more due
+	more := func(m string, q store.Queue) {
+		if hungry[m] == nil {
+			hungry[m] = &merchant{id: m}
+		}
+		hungry[m].queues = append(hungry[m].queues, q)
+	}
+	for _, m := range ms {
+		r, rest := s.allot(m, share, turn, nil)
+		runs = append(runs, r...)
+		for _, q := range rest {
+			more(m.id, q)
+		}
+	}
 	var mu sync.Mutex
-	var hungry []store.Queue
-	s.each(active, func(q store.Queue) {
-		if s.fill(ctx, q, share, now) {
+	fill := func(a allotment) {
+		if _, hungry := s.fill(ctx, a.q, a.want, now); hungry {
 			mu.Lock()
-			hungry = append(hungry, q)
+			more(a.merchant, a.q)
 			mu.Unlock()
 		}
-	})
+	}
+	s.each(runs, fill)
 	if free := MaxBeyondTurn - len(s.slots); free > 0 && len(hungry) > 0 {
 		extra := max(1, free/len(hungry))
-		s.each(hungry, func(q store.Queue) {
-			// An account at most doubles what it had in flight when the pass
-			// began, and only while its attempts do not fail: a failing
-			// endpoint is not flooded before its circuit opens.
+		runs = nil
+		for _, m := range hungry {
+			// A merchant at most doubles what it had in flight when the
+			// pass began, and only from queues whose attempts do not fail:
+			// a failing endpoint is not flooded before its circuit opens.
 			s.mu.Lock()
-			n, failing := s.perAcct[q.AccountID], s.failing[q.AccountID]
+			n := s.perMerchant[m.id]
 			s.mu.Unlock()
-			if grow := min(extra, before[q.AccountID]); !failing && grow > 0 {
-				s.fill(ctx, q, n+grow, now)
+			if grow := min(extra, before[m.id]); grow > 0 {
+				r, _ := s.allot(m, n+grow, turn, s.isFailing)
+				runs = append(runs, r...)
 			}
-		})
+		}
+		hungry = map[string]*merchant{}
+		s.each(runs, fill)
 	}
 	return err
 }
 
-// passWorkers is how many accounts one pass serves at once: a pass's time
+// expandWorkers is how many accounts' fan-out jobs one dispatcher expands at
+// once, and expandWrites how many deliveries one expansion writes at once:
+// a burst's thousands of deliveries are recorded at a pace that leaves the
+// table's capacity to every other merchant's attempts.
+const (
+	expandWorkers = 4
+	expandWrites  = 8
+	expandJobs    = 4 // jobs read at a time
+)
+
+// expand records, in the background, the deliveries of the fan-out jobs of
+// q's account (see store.AddFanout), unless this dispatcher is at it
+// already; then parks the queue, unless a job was added since q was read.
+func (s *Service) expand(ctx context.Context, q store.Queue) {
+	account := store.FanoutAccount(q.AccountID)
+	s.mu.Lock()
+	busy := s.expanding[account]
+	s.expanding[account] = true
+	s.mu.Unlock()
+	if busy {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.expanding, account)
+			s.mu.Unlock()
+			s.wg.Done()
+		}()
+		select {
+		case s.expanders <- struct{}{}:
+			defer func() { <-s.expanders }()
+		case <-ctx.Done():
+			return
+		}
+		if err := s.expandAll(ctx, account, q); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "webhook fan-out not expanded; the next pass tries again", "account_id", account, "error", err.Error())
+		}
+	}()
+}
+
+// expandAll expands the account's fan-out jobs until none is left, then
+// parks its queue. A job is deleted only once all its deliveries are
+// recorded and their queues woken, so one cut short is expanded again; its
+// deliveries recorded already are found and kept.
+func (s *Service) expandAll(ctx context.Context, account string, q store.Queue) error {
+	for {
+		jobs, err := s.store.FanoutJobs(ctx, account, expandJobs)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			if err := s.store.Park(ctx, q, time.Time{}); err != nil && !errors.Is(err, store.ErrNotClaimed) {
+				return err
+			}
+			return nil
+		}
+		eps, err := s.store.ListEndpoints(ctx, account)
+		if err != nil {
+			return err
+		}
+		for _, job := range jobs {
+			if err := s.expandJob(ctx, job, eps); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// expandJob records the deliveries of one fan-out job to every endpoint of
+// eps that subscribes to each of its events, wakes the enabled endpoints'
+// queues, and deletes the job. An event gone meanwhile (its account's test
+// data cleared) owes nothing.
+func (s *Service) expandJob(ctx context.Context, job store.FanoutJob, eps []business.Endpoint) error {
+	evs, err := s.store.FanoutEvents(ctx, job)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	var ds []business.Delivery
+	wake := map[string]bool{}
+	for _, ev := range evs {
+		for _, ep := range eps {
+			if !ev.Found || !ep.Wants(ev.Type) {
+				continue
+			}
+			queue := store.EndpointQueue(job.Account, ep.ID)
+			ds = append(ds, business.Delivery{
+				AccountID: queue, TransactionID: ev.ID, WebhookID: ev.ID,
+				Payload: ev.Body, State: business.DeliveryPending, NextAt: now, CreatedAt: now,
+			})
+			if ep.Status == business.EndpointEnabled {
+				wake[queue] = true
+			}
+		}
+	}
+	errs := make([]error, len(ds))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, expandWrites)
+	for i, d := range ds {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, errs[i] = s.store.CreateDelivery(ctx, d)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for queue := range wake {
+		if err := s.store.Wake(ctx, queue, now); err != nil {
+			return err
+		}
+	}
+	return s.store.DoneFanout(ctx, job)
+}
+
+// merchant is one account's queues with work due in a pass.
+type merchant struct {
+	id     string
+	queues []store.Queue
+}
+
+// merchantOf returns the account whose share a queue's attempts count
+// against: the account of an endpoint's queue, or the account itself for
+// its callback URL's queue.
+func merchantOf(queue string) string {
+	if account, _, ok := store.SplitEndpointQueue(queue); ok {
+		return account
+	}
+	return queue
+}
+
+// allotment is how many more attempts a pass may start of one queue.
+type allotment struct {
+	q        store.Queue
+	want     int
+	merchant string
+}
+
+// allot spreads what m may still start, up to limit in flight here, over its
+// queues: evenly, the remainder to the first ones from a place that moves on
+// each pass (turn), so each of a merchant's endpoints is first in turn; skip,
+// when not nil, passes over a queue. The queues are then filled side by
+// side, so a pass takes no longer for a merchant with many endpoints. It
+// returns the allotments and the queues left without one this pass.
+func (s *Service) allot(m *merchant, limit int, turn int, skip func(string) bool) ([]allotment, []store.Queue) {
+	s.mu.Lock()
+	budget := limit - s.perMerchant[m.id]
+	s.mu.Unlock()
+	var qs []store.Queue
+	for i := range m.queues {
+		if q := m.queues[(turn+i)%len(m.queues)]; skip == nil || !skip(q.AccountID) {
+			qs = append(qs, q)
+		}
+	}
+	if budget <= 0 || len(qs) == 0 {
+		return nil, qs
+	}
+	var runs []allotment
+	var rest []store.Queue
+	for i, q := range qs {
+		want := budget / len(qs)
+		if i < budget%len(qs) {
+			want++
+		}
+		if want == 0 {
+			rest = append(rest, q)
+			continue
+		}
+		runs = append(runs, allotment{q: q, want: want, merchant: m.id})
+	}
+	return runs, rest
+}
+
+// isFailing reports whether the last attempt of queue's deliveries here
+// failed (or failures are counted in its queue item).
+func (s *Service) isFailing(queue string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failing[queue]
+}
+
+// passWorkers is how many queues one pass serves at once: a pass's time
 // does not grow with the number of merchants that have work due.
 const passWorkers = 16
 
-// each calls fn for every queue, passWorkers at a time, and waits.
-func (s *Service) each(qs []store.Queue, fn func(store.Queue)) {
+// each calls fn for every allotment, passWorkers at a time, and waits.
+func (s *Service) each(qs []allotment, fn func(allotment)) {
 	sem := make(chan struct{}, passWorkers)
 	var wg sync.WaitGroup
 	for _, q := range qs {
@@ -600,14 +902,14 @@ func (s *Service) heldHere(account string, now time.Time) bool {
 	return ok
 }
 
-// fill starts attempts of q's account up to limit in flight here, from its due
-// partition, and reports whether more of its work is due than that. When
-// nothing of the account is under way and nothing more is due, it parks the
-// account's ready entry at its next due time (or removes it when nothing
+// fill starts up to want more attempts of q, from its due partition, and
+// returns how many it started and whether more of its work is due than that.
+// When nothing of the queue is under way and nothing more is due, it parks
+// the queue's ready entry at its next due time (or removes it when nothing
 // waits).
-func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.Time) bool {
+func (s *Service) fill(ctx context.Context, q store.Queue, want int, now time.Time) (int, bool) {
 	if s.endpointOff(ctx, q, now) {
-		return false
+		return 0, false
 	}
 	s.markFailing(q)
 	s.mu.Lock()
@@ -615,16 +917,15 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 	gen, drained := s.drained[q.AccountID]
 	s.mu.Unlock()
 	if drained && gen == q.Gen && local > 0 {
-		return false // all its due work is under way here, and nothing was queued since
+		return 0, false // all its due work is under way here, and nothing was queued since
 	}
-	want := limit - local
 	if want <= 0 {
-		return true
+		return 0, true
 	}
 	ds, more, err := s.store.AccountDue(ctx, q.AccountID, local+want+MaxInFlightAccount)
 	if err != nil {
 		s.log.WarnContext(ctx, "webhook dispatch: due deliveries not read", "account_id", q.AccountID, "error", err.Error())
-		return false
+		return 0, false
 	}
 	var next time.Time // when the account next has work, if nothing is under way
 	earlier := func(t time.Time) {
@@ -668,14 +969,14 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 	remaining = remaining || more
 	switch {
 	case remaining:
-		return true
+		return started, true
 	case busy:
 		s.mu.Lock()
 		if s.perAcct[q.AccountID] > 0 {
 			s.drained[q.AccountID] = q.Gen
 		}
 		s.mu.Unlock()
-		return false
+		return started, false
 	}
 	if settled := q.QueuedAt.Add(QueueSettle); now.Before(settled) {
 		// What was just queued may not be in the index yet: look again a
@@ -689,12 +990,12 @@ func (s *Service) fill(ctx context.Context, q store.Queue, limit int, now time.T
 		}
 	}
 	if next.Unix() == q.ReadyAt.Unix() {
-		return false
+		return started, false
 	}
 	if err := s.store.Park(ctx, q, next); err != nil && !errors.Is(err, store.ErrNotClaimed) {
 		s.log.WarnContext(ctx, "webhook dispatch: queue not parked", "account_id", q.AccountID, "error", err.Error())
 	}
-	return false
+	return started, false
 }
 
 // markFailing notes that q's account has failures counted in the table (or
@@ -801,10 +1102,19 @@ func (s *Service) noteOff(queue string) {
 }
 
 // readEndpoint reads an endpoint's target, consistently: off when it is
-// disabled or deleted (its secrets are then not read).
+// disabled or deleted. The endpoint and its secrets are read side by side
+// (one round trip before the attempts, not two).
 func (s *Service) readEndpoint(ctx context.Context, account, id string, now time.Time) (target, error) {
 	off := target{endpoint: true, off: true}
+	var secrets []string
+	var secretsErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		secrets, secretsErr = s.store.EndpointSecrets(ctx, account, id, now)
+	}()
 	ep, err := s.store.FindEndpointNow(ctx, account, id)
+	<-read
 	switch {
 	case business.ErrorCode(err) == business.ENOTFOUND:
 		return off, nil
@@ -813,8 +1123,7 @@ func (s *Service) readEndpoint(ctx context.Context, account, id string, now time
 	case ep.Status != business.EndpointEnabled:
 		return off, nil
 	}
-	secrets, err := s.store.EndpointSecrets(ctx, account, id, now)
-	switch {
+	switch err := secretsErr; {
 	case business.ErrorCode(err) == business.ENOTFOUND: // deleted meanwhile
 		return off, nil
 	case err != nil:
@@ -867,9 +1176,11 @@ func (s *Service) start(ctx context.Context, d business.Delivery, tg target, pro
 		return false
 	}
 	id := d.AccountID + "/" + d.TransactionID
+	merchant := merchantOf(d.AccountID)
 	s.mu.Lock()
 	s.inFlight[id] = true
 	s.perAcct[d.AccountID]++
+	s.perMerchant[merchant]++
 	if probe {
 		s.probing[d.AccountID] = true
 	}
@@ -882,6 +1193,9 @@ func (s *Service) start(ctx context.Context, d business.Delivery, tg target, pro
 			if s.perAcct[d.AccountID]--; s.perAcct[d.AccountID] == 0 {
 				delete(s.perAcct, d.AccountID)
 				delete(s.drained, d.AccountID)
+			}
+			if s.perMerchant[merchant]--; s.perMerchant[merchant] == 0 {
+				delete(s.perMerchant, merchant)
 			}
 			if probe {
 				delete(s.probing, d.AccountID)
@@ -961,6 +1275,31 @@ func (s *Service) disableFailing(ctx context.Context, queue string, since, now t
 	}
 }
 
+// disableGone disables the endpoint of queue, which answered an attempt
+// 410 Gone: its receiver says it is gone for good, so retrying it for days
+// would only fail (the Standard Webhooks guidance). As disableFailing does,
+// store.DisableEndpoint records the webhook_endpoint.disabled event with it
+// (one however many attempts met the 410) and the queue is parked. It
+// reports whether the endpoint is off now (disabled, by this call or before,
+// or deleted); false when the disable could not be written, and the next
+// 410 tries again.
+func (s *Service) disableGone(ctx context.Context, queue string, now time.Time) bool {
+	account, id, ok := store.SplitEndpointQueue(queue)
+	if !ok {
+		return false
+	}
+	disabled, err := s.store.DisableEndpoint(ctx, account, id, "the endpoint answered 410 Gone", now)
+	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
+		s.log.WarnContext(ctx, "webhook endpoint not disabled", "account_id", account, "endpoint_id", id, "error", err.Error())
+		return false
+	}
+	s.noteOff(queue)
+	if disabled {
+		s.log.WarnContext(ctx, "webhook endpoint disabled: it answered 410 Gone", "account_id", account, "endpoint_id", id)
+	}
+	return true
+}
+
 // attempt claims d's next attempt, makes it to tg and saves the outcome. A
 // record that cannot be saved ends failed (logged and counted), never
 // retried.
@@ -987,6 +1326,13 @@ func (s *Service) attempt(ctx context.Context, d business.Delivery, tg target, p
 		s.outcome(ctx, d.AccountID, ok, probe)
 	}
 	d.Next(a, ok, s.schedule)
+	if tg.endpoint && a.Status == 410 && s.disableGone(ctx, d.AccountID, now) {
+		// 410 Gone: the endpoint is gone, not the delivery. It waits, due
+		// at once, as those recorded while the endpoint is off do (even
+		// after its last attempt), and is sent when the endpoint is
+		// enabled again.
+		d.State, d.NextAt = business.DeliveryPending, now
+	}
 	s.log.InfoContext(ctx, "webhook attempt", "account_id", d.AccountID, "transaction_id", d.TransactionID,
 		"attempt", d.Attempt, "status", a.Status, "ms", a.LatencyMS, "error", a.Error, "state", d.State)
 	err = s.store.SaveAttempt(ctx, d, lease)
