@@ -111,13 +111,20 @@ const (
 // retry quota (under throttling the quota would fail calls that DynamoDB
 // might serve). What still fails is answered 503 with Retry-After, and the
 // client retries.
+//
+// The client talks to one host, DynamoDB's endpoint, so it keeps as many
+// idle connections to it as it keeps in all (the SDK's default keeps 10 per
+// host): a process serving many requests at once (the devserver) reuses its
+// connections instead of closing all but 10 after each burst and dialling
+// them again on the next.
 func lambdaBudget(o *dynamodb.Options) {
 	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
 		so.MaxAttempts = DynamoDBMaxAttempts
 		so.MaxBackoff = DynamoDBMaxBackoff
 		so.RateLimiter = ratelimit.None
 	})
-	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(DynamoDBAttemptTimeout)
+	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(DynamoDBAttemptTimeout).
+		WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = t.MaxIdleConns })
 }
 
 // NewStore builds the store Config describes.

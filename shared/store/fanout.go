@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"time"
 
@@ -50,9 +51,12 @@ type FanoutJob struct {
 
 // AddFanout records a fan-out job of the account's events (by id, in the
 // order the stream handed them) and wakes its fan-out queue. The job is
-// named by its first event, so a batch handed again writes the same item; a
-// batch split differently may make a second job of the same events, whose
-// expansion finds their deliveries recorded and does nothing.
+// named by its first event and a hash of all its ids: a batch handed again
+// writes the same item, and a batch handed again with other records (after
+// a failure, or bisected) writes another, never overwriting one a
+// dispatcher may be expanding (whose delete would then take ids it never
+// read). Expanding a second job of the same events finds their deliveries
+// recorded and does nothing.
 func (s *Store) AddFanout(ctx context.Context, account string, eventIDs []string, now time.Time) error {
 	if len(eventIDs) == 0 {
 		return nil
@@ -61,7 +65,12 @@ func (s *Store) AddFanout(ctx context.Context, account string, eventIDs []string
 	for i, id := range eventIDs {
 		ids[i] = str(id)
 	}
-	it := key(acctPK(FanoutQueue(account)), fanoutJobPrefix+eventIDs[0])
+	h := fnv.New64a()
+	for _, id := range eventIDs {
+		h.Write([]byte(id))
+		h.Write([]byte{0})
+	}
+	it := key(acctPK(FanoutQueue(account)), fmt.Sprintf("%s%s#%016x", fanoutJobPrefix, eventIDs[0], h.Sum64()))
 	it["type"] = str("fanout_job")
 	it["account_id"] = str(account)
 	it["events"] = &types.AttributeValueMemberL{Value: ids}

@@ -623,6 +623,7 @@ func (s *Service) dispatchDue(ctx context.Context) error {
 		case q.Open():
 			s.probe(ctx, q, now)
 		default:
+			s.markFailing(q) // before any allotment: the beyond-turn phase skips a failing queue
 			id := merchantOf(q.AccountID)
 			m := byID[id]
 			if m == nil {
@@ -692,6 +693,8 @@ const (
 	expandWorkers = 4
 	expandWrites  = 8
 	expandJobs    = 4 // jobs read at a time
+	// expandRetry is when an expansion that failed is tried again.
+	expandRetry = 5 * time.Second
 )
 
 // expand records, in the background, the deliveries of the fan-out jobs of
@@ -721,7 +724,12 @@ func (s *Service) expand(ctx context.Context, q store.Queue) {
 			return
 		}
 		if err := s.expandAll(ctx, account, q); err != nil && ctx.Err() == nil {
-			s.log.WarnContext(ctx, "webhook fan-out not expanded; the next pass tries again", "account_id", account, "error", err.Error())
+			s.log.WarnContext(ctx, "webhook fan-out not expanded; tried again shortly", "account_id", account, "error", err.Error())
+			// Not at every pass: a cause that lasts (throttling, a record
+			// DynamoDB refuses) would keep the table busy for nothing.
+			if err := s.store.Park(ctx, q, s.now().Add(expandRetry)); err != nil && !errors.Is(err, store.ErrNotClaimed) {
+				s.log.WarnContext(ctx, "webhook dispatch: fan-out queue not parked", "account_id", account, "error", err.Error())
+			}
 		}
 	}()
 }
@@ -746,10 +754,16 @@ func (s *Service) expandAll(ctx context.Context, account string, q store.Queue) 
 		if err != nil {
 			return err
 		}
+		// A job that fails holds up none after it; the queue stays due
+		// for it (see expand).
+		var errs []error
 		for _, job := range jobs {
 			if err := s.expandJob(ctx, job, eps); err != nil {
-				return err
+				errs = append(errs, err)
 			}
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
 		}
 	}
 }
@@ -922,6 +936,18 @@ func (s *Service) fill(ctx context.Context, q store.Queue, want int, now time.Ti
 	if want <= 0 {
 		return 0, true
 	}
+	// The queue's target is read beside its due deliveries (one round trip
+	// before the first attempt, not two); a pass that finds nothing to start
+	// spends one consistent read for nothing.
+	type targetRead struct {
+		t  target
+		ok bool
+	}
+	targetc := make(chan targetRead, 1)
+	go func() {
+		t, ok := s.targetOf(ctx, q.AccountID, now)
+		targetc <- targetRead{t, ok}
+	}()
 	ds, more, err := s.store.AccountDue(ctx, q.AccountID, local+want+MaxInFlightAccount)
 	if err != nil {
 		s.log.WarnContext(ctx, "webhook dispatch: due deliveries not read", "account_id", q.AccountID, "error", err.Error())
@@ -934,7 +960,7 @@ func (s *Service) fill(ctx context.Context, q store.Queue, want int, now time.Ti
 		}
 	}
 	started, busy, remaining := 0, local > 0, false
-	var tg target // read at the first attempt this pass starts
+	var tg target // the read's result, taken at the first attempt this pass starts
 	read := false
 	for _, d := range ds {
 		if d.NextAt.After(now) {
@@ -955,7 +981,8 @@ func (s *Service) fill(ctx context.Context, q store.Queue, want int, now time.Ti
 			break
 		}
 		if !read {
-			if tg, read = s.targetOf(ctx, q.AccountID, now); !read {
+			r := <-targetc
+			if tg, read = r.t, r.ok; !read {
 				remaining = true
 				break
 			}
