@@ -395,23 +395,43 @@ func (s *Service) fanOneOut(ctx context.Context, endpoints *batchEndpoints, img 
 	}
 	now := s.now()
 	var wake []string
+	var ds []business.Delivery
 	for _, ep := range eps {
 		if !ep.Wants(eventType) {
 			continue
 		}
 		queue := store.EndpointQueue(account, ep.ID)
-		d := business.Delivery{
+		ds = append(ds, business.Delivery{
 			AccountID: queue, TransactionID: id, WebhookID: id,
 			Payload: body, State: business.DeliveryPending, NextAt: now, CreatedAt: now,
-		}
-		if _, err := s.store.CreateDelivery(ctx, d); err != nil {
-			return nil, err
-		}
+		})
 		if ep.Status == business.EndpointEnabled {
 			wake = append(wake, queue)
 		}
 	}
+	// Side by side: an event's deliveries cost the batch one round trip,
+	// not one per endpoint (at most InlineFanout of them in a batch).
+	if err := s.createAll(ctx, ds, InlineFanout); err != nil {
+		return nil, err
+	}
 	return wake, nil
+}
+
+// createAll records deliveries, at most n at once.
+func (s *Service) createAll(ctx context.Context, ds []business.Delivery, n int) error {
+	errs := make([]error, len(ds))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for i, d := range ds {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, errs[i] = s.store.CreateDelivery(ctx, d)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // batchEndpoints reads the endpoints of each account of a stream batch once,
@@ -795,19 +815,7 @@ func (s *Service) expandJob(ctx context.Context, job store.FanoutJob, eps []busi
 			}
 		}
 	}
-	errs := make([]error, len(ds))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, expandWrites)
-	for i, d := range ds {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			_, errs[i] = s.store.CreateDelivery(ctx, d)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := s.createAll(ctx, ds, expandWrites); err != nil {
 		return err
 	}
 	for queue := range wake {
