@@ -189,6 +189,15 @@ func typeOfEvent(it attrs) string {
 	return ""
 }
 
+// EventTypeOf returns the type of an event item or its stream image, without
+// reading its body ("" for any other item).
+func EventTypeOf(it map[string]types.AttributeValue) string {
+	if getS(it, "type") != "event" {
+		return ""
+	}
+	return typeOfEvent(it)
+}
+
 // EventOf returns the account and id of an event item (or its stream
 // image): from its keys, A#<acct>#EVENT#<shard> / <id>, or the attributes
 // an event of the earlier layout carries.

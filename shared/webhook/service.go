@@ -277,17 +277,25 @@ func (s *Service) fanOut(ctx context.Context, evs []map[string]types.AttributeVa
 	endpoints := &batchEndpoints{m: map[string]*endpointsRead{}}
 	var inline []int
 	for account, is := range byAccount(evs) {
-		ids, err := s.deferFanout(ctx, endpoints, account, evs, is)
-		switch {
-		case err != nil && !Unprocessable(err):
-			s.log.ErrorContext(ctx, "webhook endpoint fan-out not recorded", "account_id", account, "events", len(is), "error", err.Error())
-			for _, i := range is {
-				fail(i)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ids, err := s.deferFanout(ctx, endpoints, account, evs, is)
+			switch {
+			case err != nil && !Unprocessable(err):
+				s.log.ErrorContext(ctx, "webhook endpoint fan-out not recorded", "account_id", account, "events", len(is), "error", err.Error())
+				for _, i := range is {
+					fail(i)
+				}
+			case len(ids) == 0:
+				mu.Lock()
+				inline = append(inline, is...) // few deliveries, or the account is gone: each event on its own
+				mu.Unlock()
 			}
-		case len(ids) == 0:
-			inline = append(inline, is...) // few deliveries, or the account is gone: each event on its own
-		}
+		}()
 	}
+	wg.Wait()
 	for _, i := range inline {
 		img := evs[i]
 		wg.Add(1)
@@ -351,8 +359,8 @@ func (s *Service) deferFanout(ctx context.Context, endpoints *batchEndpoints, ac
 	for _, i := range is {
 		img := evs[i]
 		_, id := store.EventOf(img)
-		_, eventType, ok := store.EventFromImage(img)
-		if store.EventMoved(img) || id == "" || !ok {
+		eventType := store.EventTypeOf(img) // the body is read when the job is expanded
+		if store.EventMoved(img) || id == "" || eventType == "" {
 			continue // fanOneOut passes it over, or finds it unprocessable
 		}
 		ids = append(ids, id)
@@ -369,7 +377,7 @@ func (s *Service) deferFanout(ctx context.Context, endpoints *batchEndpoints, ac
 		return nil, err
 	}
 	// The records it left out (moved, or unprocessable) are passed over as
-	// fanOneOut would.
+	// fanOneOut would; an event without a body owes nothing when expanded.
 	return ids, nil
 }
 
@@ -393,9 +401,22 @@ func (s *Service) fanOneOut(ctx context.Context, endpoints *batchEndpoints, img 
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	var wake []string
+	ds, wake := owedTo(eps, account, id, eventType, body, s.now())
+	// Side by side: an event's deliveries cost the batch one round trip,
+	// not one per endpoint (at most InlineFanout of them in a batch).
+	if err := s.createAll(ctx, ds, InlineFanout); err != nil {
+		return nil, err
+	}
+	return wake, nil
+}
+
+// owedTo returns an event's deliveries to the endpoints of eps that
+// subscribe to its type, pending and due at now, its webhook-id the event's
+// id, and the queues of the enabled ones, to wake once they are recorded (a
+// disabled endpoint's delivery waits: enabling it wakes its queue).
+func owedTo(eps []business.Endpoint, account, id, eventType string, body []byte, now time.Time) ([]business.Delivery, []string) {
 	var ds []business.Delivery
+	var wake []string
 	for _, ep := range eps {
 		if !ep.Wants(eventType) {
 			continue
@@ -409,12 +430,7 @@ func (s *Service) fanOneOut(ctx context.Context, endpoints *batchEndpoints, img 
 			wake = append(wake, queue)
 		}
 	}
-	// Side by side: an event's deliveries cost the batch one round trip,
-	// not one per endpoint (at most InlineFanout of them in a batch).
-	if err := s.createAll(ctx, ds, InlineFanout); err != nil {
-		return nil, err
-	}
-	return wake, nil
+	return ds, wake
 }
 
 // createAll records deliveries, at most n at once.
@@ -801,18 +817,13 @@ func (s *Service) expandJob(ctx context.Context, job store.FanoutJob, eps []busi
 	var ds []business.Delivery
 	wake := map[string]bool{}
 	for _, ev := range evs {
-		for _, ep := range eps {
-			if !ev.Found || !ep.Wants(ev.Type) {
-				continue
-			}
-			queue := store.EndpointQueue(job.Account, ep.ID)
-			ds = append(ds, business.Delivery{
-				AccountID: queue, TransactionID: ev.ID, WebhookID: ev.ID,
-				Payload: ev.Body, State: business.DeliveryPending, NextAt: now, CreatedAt: now,
-			})
-			if ep.Status == business.EndpointEnabled {
-				wake[queue] = true
-			}
+		if !ev.Found {
+			continue
+		}
+		owed, queues := owedTo(eps, job.Account, ev.ID, ev.Type, ev.Body, now)
+		ds = append(ds, owed...)
+		for _, q := range queues {
+			wake[q] = true
 		}
 	}
 	if err := s.createAll(ctx, ds, expandWrites); err != nil {
@@ -1298,23 +1309,33 @@ func (s *Service) disableFailing(ctx context.Context, queue string, since, now t
 		return
 	}
 	reason := fmt.Sprintf("every delivery attempt failed for %s (since %s)", s.DisableAfter, since.UTC().Format(time.RFC3339))
-	disabled, err := s.store.DisableEndpoint(ctx, account, id, reason, now)
-	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
-		s.log.WarnContext(ctx, "webhook endpoint not disabled", "account_id", account, "endpoint_id", id, "error", err.Error())
-		return
-	}
-	s.noteOff(queue)
-	if disabled {
+	if disabled, _ := s.disable(ctx, queue, account, id, reason, now); disabled {
 		s.log.WarnContext(ctx, "webhook endpoint disabled: every attempt failed", "account_id", account, "endpoint_id", id,
 			"failing_since", since, "disable_after", s.DisableAfter.String())
 	}
 }
 
+// disable disables the endpoint of queue with reason (store.DisableEndpoint
+// records its webhook_endpoint.disabled event, once however many attempts
+// ask) and notes its queue off, so the next pass parks it. It returns
+// whether this call disabled it, and whether the endpoint is off now
+// (disabled, by this call or before, or deleted); off is false when the
+// disable could not be written (logged).
+func (s *Service) disable(ctx context.Context, queue, account, id, reason string, now time.Time) (disabled, off bool) {
+	disabled, err := s.store.DisableEndpoint(ctx, account, id, reason, now)
+	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
+		s.log.WarnContext(ctx, "webhook endpoint not disabled", "account_id", account, "endpoint_id", id, "error", err.Error())
+		return false, false
+	}
+	s.noteOff(queue)
+	return disabled, true
+}
+
 // disableGone disables the endpoint of queue, which answered an attempt
 // 410 Gone: its receiver says it is gone for good, so retrying it for days
 // would only fail (the Standard Webhooks guidance). As disableFailing does,
-// store.DisableEndpoint records the webhook_endpoint.disabled event with it
-// (one however many attempts met the 410) and the queue is parked. It
+// it disables it with its webhook_endpoint.disabled event (see disable) and
+// the queue is parked. It
 // reports whether the endpoint is off now (disabled, by this call or before,
 // or deleted); false when the disable could not be written, and the next
 // 410 tries again.
@@ -1323,16 +1344,11 @@ func (s *Service) disableGone(ctx context.Context, queue string, now time.Time) 
 	if !ok {
 		return false
 	}
-	disabled, err := s.store.DisableEndpoint(ctx, account, id, "the endpoint answered 410 Gone", now)
-	if err != nil && business.ErrorCode(err) != business.ENOTFOUND {
-		s.log.WarnContext(ctx, "webhook endpoint not disabled", "account_id", account, "endpoint_id", id, "error", err.Error())
-		return false
-	}
-	s.noteOff(queue)
+	disabled, off := s.disable(ctx, queue, account, id, "the endpoint answered 410 Gone", now)
 	if disabled {
 		s.log.WarnContext(ctx, "webhook endpoint disabled: it answered 410 Gone", "account_id", account, "endpoint_id", id)
 	}
-	return true
+	return off
 }
 
 // attempt claims d's next attempt, makes it to tg and saves the outcome. A
