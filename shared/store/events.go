@@ -77,6 +77,10 @@ type events struct {
 	list    []business.Event
 	// figures is what the change moves in the report figures (see count).
 	figures []business.FigureChange
+	// recv and stock are what it moves in receivables and in the
+	// inventory's worth (see owe and worth).
+	recv  []business.ReceivableChange
+	stock []business.StockChange
 }
 
 // newEvents starts the events of a change stamped now (whole seconds, as

@@ -83,10 +83,25 @@ func (e *events) count(cs []business.FigureChange) {
 	}
 }
 
+// owe records what the change moves in receivables (nothing when the sale
+// owes the same before and after).
+func (e *events) owe(c business.ReceivableChange) {
+	if e != nil && c.Old != c.New {
+		e.recv = append(e.recv, c)
+	}
+}
+
+// worth records what the change moves in the inventory's worth.
+func (e *events) worth(c business.StockChange) {
+	if e != nil && c.Old != c.New {
+		e.stock = append(e.stock, c)
+	}
+}
+
 // figuresAction is the put of the change's figures item, named after its
 // first event's id (so it sorts by time); nil when it moves nothing.
 func (s *Store) figuresAction(e *events, id string) (*txItem, error) {
-	if e == nil || len(e.figures) == 0 {
+	if e == nil || len(e.figures) == 0 && len(e.recv) == 0 && len(e.stock) == 0 {
 		return nil, nil
 	}
 	out := make([]storedChange, len(e.figures))
@@ -101,6 +116,12 @@ func (s *Store) figuresAction(e *events, id string) (*txItem, error) {
 	it := key(pendingPK(e.account, rand.IntN(figuresShards)), pendingPrefix+id)
 	it["type"], it["account_id"], it["changes"] = str(FiguresType), str(e.account), str(string(b))
 	it["created_at"] = str(fmtTime(e.now))
+	if err := putReceivables(it, e.recv); err != nil {
+		return nil, err
+	}
+	if err := putStock(it, e.stock); err != nil {
+		return nil, err
+	}
 	return &txItem{action: put(s.table, it, "attribute_not_exists(PK)"), onFail: errRetry}, nil
 }
 
@@ -231,6 +252,13 @@ func sumsFrom(it attrs) business.Figures {
 // applied already.
 var errApplied = errors.New("store: figures applied already")
 
+// errTooMany says the figures items of a batch move more sums than one
+// transaction may name (maxTransactActions): each is applied on its own.
+var errTooMany = errors.New("store: figures items move too many sums for one transaction")
+
+// maxTransactActions is how many actions one TransactWriteItems takes.
+const maxTransactActions = 100
+
 // applyBatch is how many figures items one transaction applies: each is a
 // delete and at most two day and two month updates, far inside 100 actions.
 const applyBatch = 10
@@ -289,7 +317,7 @@ func (s *Store) applyFigures(ctx context.Context, account string, hist business.
 			applied += len(batch)
 			continue
 		}
-		if !errors.Is(err, errApplied) && !permanent(err) {
+		if !errors.Is(err, errApplied) && !errors.Is(err, errTooMany) && !permanent(err) {
 			return applied, nil, err
 		}
 		// Some were applied by another, or one cannot be: each on its own.
@@ -390,11 +418,22 @@ const typesAttempts = 5
 func (s *Store) applyTogether(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs) error {
 	days := map[string]business.Figures{}
 	var deletes []txItem
+	var recv []business.ReceivableChange
+	var stock []business.StockChange
 	for _, it := range items {
 		changes, err := changesFrom(it)
 		if err != nil {
 			return err
 		}
+		r, err := receivablesFrom(it)
+		if err != nil {
+			return err
+		}
+		st, err := stockFrom(it)
+		if err != nil {
+			return err
+		}
+		recv, stock = append(recv, r...), append(stock, st...)
 		for _, c := range changes {
 			d := hist.LocalDate(c.At)
 			f := days[d]
@@ -426,7 +465,19 @@ func (s *Store) applyTogether(ctx context.Context, account string, hist business
 			}
 			actions = append(actions, up)
 		}
-		err := s.transact(ctx, actions)
+		owed, err := s.receivableActions(ctx, account, recv)
+		if err != nil {
+			return err
+		}
+		worth, err := s.stockActionsOf(ctx, account, stock)
+		if err != nil {
+			return err
+		}
+		actions = append(append(actions, owed...), worth...)
+		if len(actions) > maxTransactActions && len(items) > 1 {
+			return errTooMany
+		}
+		err = s.transact(ctx, actions)
 		if !errors.Is(err, errTypesMoved) {
 			return err
 		}
