@@ -396,6 +396,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		// Sales written before receivables were kept add what they owe.
+		d, err := st.CountLegacyDebts(ctx)
+		if err != nil {
+			return err
+		}
+		// Items written before the inventory's worth was kept add what
+		// they are worth, and those low or out of stock join its alerts.
+		w, err := st.CountLegacyItems(ctx)
+		if err != nil {
+			return err
+		}
 		// Events stored before the feed was sharded move into it, so the
 		// feed and the event's read still find them.
 		e, err := st.MoveLegacyEvents(ctx)
@@ -403,9 +414,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		if *asJSON {
-			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l, "reported": c, "events": e})
+			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l, "reported": c, "receivables": d, "stock": w, "events": e})
 		}
-		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened, %d records counted in reports, %d events moved to the sharded feed\n", n, r, l, c, e)
+		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened, %d records counted in reports, %d sales counted in receivables, %d items counted in the inventory's worth, %d events moved to the sharded feed\n", n, r, l, c, d, w, e)
 		return nil
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))

@@ -62,7 +62,7 @@ type Mapping struct {
 // function's (FiguresInserts).
 var (
 	DeliverWebhooks    = Mapping{BatchSize: 25, ParallelizationFactor: 10, MaxRetries: MaximumRetryAttempts}
-	ApplyReportFigures = Mapping{BatchSize: 100, ParallelizationFactor: 1, BatchingWindow: time.Second, MaxRetries: MaximumRetryAttempts}
+	ApplyReportFigures = Mapping{BatchSize: 1000, ParallelizationFactor: 1, BatchingWindow: time.Second, MaxRetries: MaximumRetryAttempts}
 )
 
 // pollInterval is how often a shard with nothing new is read again: Lambda

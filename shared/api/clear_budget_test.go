@@ -91,3 +91,36 @@ func partition(t *testing.T, db *dynamodb.Client, table, pk string) int {
 	}
 	return len(out.Items)
 }
+
+// TestClearNearEmptyTwinRoundTrips: clearing a test twin that holds one
+// customer reads the twin's partitions side by side, not one after
+// another: the request's DynamoDB calls, counted by SDK middleware, form at
+// most 8 sequential round trips (the clear's read and transaction, the
+// purging list, the purge's reads at once, then its deletes), and the twin
+// is gone.
+func TestClearNearEmptyTwinRoundTrips(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_, testKey, err := e.store.CreateKey(ctx, e.acct.ID, nil, business.APIKey{Name: "ci", Scopes: []string{business.ScopeAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, e.req("POST", "/api/v1/customers/add", testKey, map[string]any{"name": "Ama"}), 200, "")
+	// A first request with the test key caches it, as a CI pipeline's has.
+	want(t, e.req("GET", "/api/v1/user/authenticate", testKey, nil), 200, "Authenticated")
+	retired := business.TwinID(e.acct.ID, 1)
+	mark := e.spans.Mark()
+	r := e.req("POST", "/api/v1/test-data/clear", testKey, nil)
+	calls, depth := e.spans.Since(mark)
+	want(t, r, 200, "")
+	if r.data()["purge_complete"] != true {
+		t.Fatalf("clear: %s, want purge_complete true", r.raw)
+	}
+	t.Logf("a clear of a twin with one customer: %d DynamoDB calls, %d sequential", calls, depth)
+	if depth > 8 {
+		t.Errorf("a clear of a twin with one customer made %d sequential DynamoDB round trips (%d calls), want at most 8", depth, calls)
+	}
+	if left := partition(t, e.store.Client(), e.store.Table(), "A#"+retired); left != 0 {
+		t.Errorf("%d items left in the retired twin's partition", left)
+	}
+}

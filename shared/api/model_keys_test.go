@@ -719,10 +719,13 @@ func (m *model) clearTestData(t *rapid.T) {
 		m.expect(m.send("GET", fmt.Sprintf("/api/v1/customers/%d", id), a.key, nil, nil), 404, "a customer of the cleared test data")
 	}
 	m.checkToday(a)
+	m.checkReceivables(a, "")
 	m.checkInventory(a)
 	m.checkHook(a, m.send("GET", "/api/v1/user/webhook", a.key, nil, nil), "Webhook settings found")
 	b.live.key = b.live.full.secret
 	m.checkToday(b.live)
+	m.checkReceivables(b.live, "")
+	m.checkInventory(b.live)
 }
 
 // webhookSettings changes a book's webhook settings (or not), and reads

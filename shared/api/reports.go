@@ -218,31 +218,13 @@ func reportReceivables(s *Server, w http.ResponseWriter, r *http.Request, acct b
 		}
 		asOf = st.Timezones.Today(s.store.Now())
 	}
-	sales, _, err := s.store.OpenSales(ctx, acct.ID)
-	if err != nil {
-		return err
-	}
-	open := make([]business.OpenSale, len(sales))
-	for i, x := range sales {
-		open[i] = business.OpenSale{CustomerID: x.CustomerID, CustomerName: x.CustomerName, Total: x.Total, Paid: x.AmountPaid, DueDate: x.DueDate}
-	}
-	rec := business.AgeReceivables(asOf, open)
-	ids := make([]int64, len(rec.Debtors))
-	for i, d := range rec.Debtors {
-		ids[i] = d.CustomerID
-	}
-	names, err := s.store.CustomerNames(ctx, acct.ID, ids)
+	rec, _, err := s.store.Receivables(ctx, acct.ID, asOf)
 	if err != nil {
 		return err
 	}
 	debtors := make([]debtorJSON, len(rec.Debtors))
 	for i, d := range rec.Debtors {
-		id := strconv.FormatInt(d.CustomerID, 10)
-		name := d.Name
-		if n, ok := names[id]; ok {
-			name = n
-		}
-		debtors[i] = debtorJSON{CustomerID: id, Name: name, Outstanding: money.FormatCents(d.Outstanding), Buckets: toAgingJSON(d.Aging)}
+		debtors[i] = debtorJSON{CustomerID: strconv.FormatInt(d.CustomerID, 10), Name: d.Name, Outstanding: money.FormatCents(d.Outstanding), Buckets: toAgingJSON(d.Aging)}
 	}
 	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
 		"as_of": asOf, "currency": acct.Currency, "outstanding": money.FormatCents(rec.Outstanding),
@@ -262,18 +244,17 @@ func reportInventory(s *Server, w http.ResponseWriter, r *http.Request, acct bus
 	if err := reportQuery(r).err(); err != nil {
 		return err
 	}
-	items, _, err := s.store.AllItems(r.Context(), acct.ID)
+	rep, count, _, err := s.store.Inventory(r.Context(), acct.ID)
 	if err != nil {
 		return err
 	}
-	rep := business.ReportStock(items)
 	alerts := make([]stockAlertJSON, len(rep.Alerts))
 	for i, it := range rep.Alerts {
 		alerts[i] = stockAlertJSON{ItemCode: it.ItemCode, ItemName: it.ItemName, Quantity: it.Quantity.String(),
 			MinimumQtyAlert: it.MinimumQtyAlert.String(), Status: it.Status()}
 	}
 	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
-		"currency": acct.Currency, "items_count": len(items),
+		"currency": acct.Currency, "items_count": count,
 		"stock_value": rep.StockValue, "retail_value": rep.RetailValue,
 		"counts":                map[string]int{business.StockIn: rep.InStock, business.StockLow: rep.LowStock, business.StockOut: rep.OutOfStock},
 		"low_and_out_items":     alerts,

@@ -22,8 +22,8 @@ import (
 
 // TestIAMSetsFiguresAside runs the path that sets aside a figures item that
 // cannot be applied (store.park) under each function that applies figures:
-// apply-report-figures (from the stream), report-summary (the items still
-// waiting) and dashboard-pages (the overview asks two summaries). Each
+// apply-report-figures (from the stream), report-summary,
+// report-receivables and report-inventory (the items still waiting). Each
 // sets one aside, and every call it makes, with its partition keys, is
 // allowed by its policies in template.yaml: DynamoDB Local enforces no IAM,
 // so a write the policy refuses shows only here.
@@ -96,6 +96,38 @@ func TestIAMSetsFiguresAside(t *testing.T) {
 	}
 	setAside("report-summary", "evt_2")
 
+	applicable()
+	unreadable("evt_4")
+	h, err = app.FunctionHandler(srv, "report-receivables")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = httptest.NewRequest("GET", "/api/v1/reports/receivables", nil)
+	r.Header.Set("Authorization", "Bearer "+key)
+	w = httptest.NewRecorder()
+	rec.as("report-receivables")
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("report-receivables: %d %s", w.Code, w.Body)
+	}
+	setAside("report-receivables", "evt_4")
+
+	applicable()
+	unreadable("evt_5")
+	h, err = app.FunctionHandler(srv, "report-inventory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = httptest.NewRequest("GET", "/api/v1/reports/inventory", nil)
+	r.Header.Set("Authorization", "Bearer "+key)
+	w = httptest.NewRecorder()
+	rec.as("report-inventory")
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("report-inventory: %d %s", w.Code, w.Body)
+	}
+	setAside("report-inventory", "evt_5")
+
 	const email, password = "park@example.com", "correct horse battery"
 	if err := st.CreateOwner(ctx, a.ID, business.Owner{Email: email, PasswordHash: business.HashPassword(password)}); err != nil {
 		t.Fatal(err)
@@ -106,14 +138,19 @@ func TestIAMSetsFiguresAside(t *testing.T) {
 	if got := b.signIn(email, password); got != http.StatusOK {
 		t.Fatalf("sign-in: %d", got)
 	}
+	// The overview shows the figures as last applied: it applies nothing,
+	// so it sets nothing aside.
 	unreadable("evt_3")
 	if got, _ := b.get("/dashboard"); got != http.StatusOK {
 		t.Fatalf("the overview: %d", got)
 	}
-	setAside(dashboard.FunctionPages, "evt_3")
+	rec.as("")
+	if p := partition(t, st, "A#"+a.ID+"#REPORT"); slices.Contains(p, "PARKED#evt_3") {
+		t.Fatalf("%s set evt_3 aside: the overview applies no waiting figures", dashboard.FunctionPages)
+	}
 
 	statements := functionStatements(t)
-	for _, function := range []string{"apply-report-figures", "report-summary", dashboard.FunctionPages} {
+	for _, function := range []string{"apply-report-figures", "report-summary", "report-receivables", "report-inventory"} {
 		reqs := rec.requests[function]
 		if !slices.ContainsFunc(slices.Collect(maps.Values(reqs)), func(r ddbRequest) bool {
 			return r.Action != "dynamodb:GetItem" && slices.Contains(r.LeadingKeys, "A#"+a.ID+"#REPORT")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
@@ -20,6 +21,9 @@ func IsFiguresInsert(r events.DynamoDBEventRecord) bool {
 	t, ok := r.Change.NewImage["type"]
 	return r.EventName == "INSERT" && ok && t.DataType() == events.DataTypeString && t.String() == store.FiguresType
 }
+
+// applyAccounts is how many accounts' figures one batch applies at once.
+const applyAccounts = 8
 
 // ApplyReportFigures returns the apply-report-figures function's handler:
 // it applies each figures item of a batch to its account's report days
@@ -51,14 +55,30 @@ func ApplyReportFigures(st *store.Store, log *slog.Logger) func(context.Context,
 			byAccount[acct] = append(byAccount[acct], img)
 			seqs[acct] = append(seqs[acct], r.Change.SequenceNumber)
 		}
-		for _, acct := range order {
-			_, err := st.ApplyFigures(ctx, acct, byAccount[acct])
-			if err != nil && webhook.Unprocessable(err) {
-				log.WarnContext(ctx, "report figures not applied: the record cannot be processed; passed over", "account_id", acct, "items", len(byAccount[acct]), "error", err.Error())
-				continue
-			}
-			if err != nil {
-				log.ErrorContext(ctx, "report figures not applied; the batch is handed again", "account_id", acct, "error", err.Error())
+		// Accounts apply side by side (each its own sums: they never
+		// contend), at most applyAccounts at a time; one account's items
+		// apply in order, a few transactions of up to 40.
+		failed := make([]bool, len(order))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, applyAccounts)
+		for i, acct := range order {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				_, err := st.ApplyFigures(ctx, acct, byAccount[acct])
+				if err != nil && webhook.Unprocessable(err) {
+					log.WarnContext(ctx, "report figures not applied: the record cannot be processed; passed over", "account_id", acct, "items", len(byAccount[acct]), "error", err.Error())
+					return
+				}
+				if err != nil {
+					log.ErrorContext(ctx, "report figures not applied; the batch is handed again", "account_id", acct, "error", err.Error())
+					failed[i] = true
+				}
+			})
+		}
+		wg.Wait()
+		for i, acct := range order {
+			if failed[i] {
 				for _, s := range seqs[acct] {
 					resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: s})
 				}

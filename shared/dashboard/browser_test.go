@@ -314,10 +314,12 @@ func browserAddSale(t *testing.T, o *owner, key, code, paid string) (string, str
 }
 
 // browseSales makes two sales through the API and sees today's collected
-// bar on the overview chart and both sales in the sales list.
+// bar on the overview chart (once their figures are applied) and both
+// sales in the sales list.
 func browseSales(t *testing.T, o *owner, br *browserTab) {
 	_, n1 := browserAddSale(t, o, "", "710001", "20.00")
 	_, n2 := browserAddSale(t, o, "", "710002", "12.50")
+	applied(t, o) // as the stream applies them: the overview shows them as last applied
 	br.open(t, "/dashboard")
 	br.check(t, "overview-with-sales")
 	loc, err := time.LoadLocation(o.acct.Timezone)

@@ -1,19 +1,20 @@
 package dashboard
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/url"
-	"sync"
+	"strconv"
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/money"
+	"bizdata/shared/store"
 )
 
 // The overview is the business at a glance: this month beside last month,
 // the last 30 days as a chart, what customers owe by age and what is
-// running out. Every figure comes from the API's reports, so it matches what
-// a client of the API reads.
+// running out. Every figure is computed as the API's reports compute it,
+// from the same kept sums, so it matches what a client of the API reads once
+// the last changes are applied.
 
 // overviewFigures is one period of the API's report-summary, as the
 // overview shows it (amounts are the API's decimal strings).
@@ -26,15 +27,6 @@ type overviewFigures struct {
 	Refunded   string `json:"refunded"`
 	Expenses   string `json:"expenses"`
 	Net        string `json:"net"`
-}
-
-// overviewSummary is the part of report-summary's data the overview reads.
-type overviewSummary struct {
-	Report struct {
-		Complete bool              `json:"complete"`
-		Periods  []overviewFigures `json:"periods"`
-		Totals   overviewFigures   `json:"totals"`
-	} `json:"report"`
 }
 
 // overviewAging is the API's receivables by age: what is not yet due
@@ -99,64 +91,101 @@ type overviewData struct {
 	Stock       overviewInventory
 }
 
-// overviewPage draws the overview from four reports, read at once.
+// overviewPage draws the overview from one read of what the reports keep
+// (store.Overview), as of the last change applied to them. For a live
+// session the chain leaves the account to it, read beside the rest.
 func overviewPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	loc, err := business.LoadTimezone(v.acct.Timezone)
+	account := v.acct.ID
+	if account == "" {
+		account = v.session.Account
+	}
+	ov, err := s.store.Overview(r.Context(), account)
 	if err != nil {
-		loc = time.UTC
-	}
-	now := s.now().In(loc)
-	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	thisMonth := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	lastMonth := thisMonth.AddDate(0, -1, 0)
-	ctx := r.Context()
-
-	var months, days overviewSummary
-	d := overviewData{Currency: v.acct.Currency, ThisLabel: thisMonth.Format("January 2006"), LastLabel: lastMonth.Format("January 2006")}
-	calls := []struct {
-		function string
-		query    url.Values
-		into     any
-	}{
-		{"report-summary", url.Values{"group_by": {"month"}, "from": {lastMonth.Format(time.DateOnly)}, "to": {today.Format(time.DateOnly)}}, &months},
-		{"report-summary", url.Values{"group_by": {"day"}, "from": {today.AddDate(0, 0, -29).Format(time.DateOnly)}, "to": {today.Format(time.DateOnly)}}, &days},
-		{"report-receivables", nil, &d.Receivables},
-		{"report-inventory", nil, &d.Stock},
-	}
-	errs := make([]error, len(calls))
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Go(func() {
-			data, err := s.api.Call(ctx, v.acct, c.function, nil, c.query, nil, "")
-			if err == nil {
-				err = json.Unmarshal(data, c.into)
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+		if v.acct.ID == "" { // no account to draw the page's frame with
+			s.renderFailure(w, r, nil, err)
+			return nil
 		}
+		return err
 	}
+	if v.acct.ID == "" {
+		v.acct = ov.Account
+	}
+	d, err := overviewOf(ov)
+	if err != nil {
+		return err
+	}
+	d.Currency = v.acct.Currency
+	return s.render(w, r, v, "overview", "Overview", "overview", d)
+}
 
-	for _, p := range months.Report.Periods {
+// overviewOf is what the overview draws of ov.
+func overviewOf(ov store.Overview) (overviewData, error) {
+	today, err := time.Parse(time.DateOnly, ov.Today)
+	if err != nil {
+		return overviewData{}, err
+	}
+	thisMonth := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
+	lastMonth := thisMonth.AddDate(0, -1, 0)
+	d := overviewData{Currency: ov.Account.Currency, ThisLabel: thisMonth.Format("January 2006"), LastLabel: lastMonth.Format("January 2006"),
+		Complete: ov.Parked == 0}
+
+	// The months and the days as the API's report-summary sums them, from
+	// the day sums.
+	months, err := business.ReportPeriods(lastMonth.Format(time.DateOnly), ov.Today, business.GroupByMonth)
+	if err != nil {
+		return overviewData{}, err
+	}
+	byMonth, _ := business.Summarize(months, ov.Days, nil)
+	for _, p := range byMonth {
 		switch p.Start {
 		case thisMonth.Format(time.DateOnly):
-			d.ThisMonth = p
+			d.ThisMonth = toOverviewFigures(p)
 		case lastMonth.Format(time.DateOnly):
-			d.LastMonth = p
+			d.LastMonth = toOverviewFigures(p)
 		}
 	}
-	for _, p := range days.Report.Periods {
+	days, err := business.ReportPeriods(today.AddDate(0, 0, -29).Format(time.DateOnly), ov.Today, business.GroupByDay)
+	if err != nil {
+		return overviewData{}, err
+	}
+	byDay, totals := business.Summarize(days, ov.Days, nil)
+	for _, p := range byDay {
 		date, err := time.Parse(time.DateOnly, p.Start)
 		if err != nil {
 			continue
 		}
-		d.Days = append(d.Days, chartDay{Date: date, Collected: p.Collected, Expenses: p.Expenses})
+		f := toOverviewFigures(p)
+		d.Days = append(d.Days, chartDay{Date: date, Collected: f.Collected, Expenses: f.Expenses})
 	}
-	d.DaysTotals = days.Report.Totals
-	d.Complete = months.Report.Complete && days.Report.Complete
-	return s.render(w, r, v, "overview", "Overview", "overview", d)
+	d.DaysTotals = toOverviewFigures(business.PeriodFigures{Figures: totals})
+
+	rec := &d.Receivables.Report
+	rec.AsOf, rec.Outstanding, rec.OpenSales = ov.Today, money.FormatCents(ov.Receivables.Outstanding), int64(ov.Receivables.Open)
+	rec.Buckets = toOverviewAging(ov.Receivables.Aging)
+	for _, x := range ov.Receivables.Debtors {
+		rec.Customers = append(rec.Customers, overviewDebtor{CustomerID: strconv.FormatInt(x.CustomerID, 10), Name: x.Name,
+			Outstanding: money.FormatCents(x.Outstanding), Buckets: toOverviewAging(x.Aging)})
+	}
+	stock := &d.Stock.Report
+	stock.ItemsCount, stock.Truncated = ov.Items, ov.Stock.AlertsTruncated
+	stock.Counts = map[string]int{business.StockIn: ov.Stock.InStock, business.StockLow: ov.Stock.LowStock, business.StockOut: ov.Stock.OutOfStock}
+	for _, it := range ov.Stock.Alerts {
+		stock.Alerts = append(stock.Alerts, overviewStockAlert{ItemCode: it.ItemCode, ItemName: it.ItemName, Quantity: it.Quantity.String(),
+			MinimumQtyAlert: it.MinimumQtyAlert.String(), Status: it.Status()})
+	}
+	return d, nil
+}
+
+// toOverviewFigures is a period's figures as the API's report-summary
+// shows them.
+func toOverviewFigures(p business.PeriodFigures) overviewFigures {
+	return overviewFigures{Start: p.Start, End: p.End, SalesCount: p.SalesCount, Invoiced: money.FormatCents(p.Invoiced),
+		Collected: money.FormatCents(p.Collected), Refunded: money.FormatCents(p.Refunded), Expenses: money.FormatCents(p.Expenses),
+		Net: money.FormatCents(p.Net())}
+}
+
+// toOverviewAging is an aging as the API's report-receivables shows it.
+func toOverviewAging(a business.Aging) overviewAging {
+	return overviewAging{Current: money.FormatCents(a.Current), D1To30: money.FormatCents(a.Days1To30), D31To60: money.FormatCents(a.Days31To60),
+		D61To90: money.FormatCents(a.Days61To90), Over90: money.FormatCents(a.Over90)}
 }

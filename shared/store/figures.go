@@ -60,9 +60,11 @@ const (
 )
 
 // maxPendingApplied bounds the figures items one report applies: past it,
-// the report is EBUSY (the stream's consumer is behind; retrying makes
-// progress).
-const maxPendingApplied = 100
+// the report is EBUSY (the stream's consumer has stopped; retrying makes
+// progress). A busy account's consumer is about a second behind, a few
+// hundred changes at most: a report applies them, 40 to a transaction, in
+// well under a second.
+const maxPendingApplied = 1000
 
 // storedChange is a FigureChange as a figures item keeps it (JSON).
 type storedChange struct {
@@ -259,9 +261,12 @@ var errTooMany = errors.New("store: figures items move too many sums for one tra
 // maxTransactActions is how many actions one TransactWriteItems takes.
 const maxTransactActions = 100
 
-// applyBatch is how many figures items one transaction applies: each is a
-// delete and at most two day and two month updates, far inside 100 actions.
-const applyBatch = 10
+// applyBatch is how many figures items one transaction applies at most:
+// each is a delete, and the sums they move are mostly the same few (a busy
+// day's, its month's, receivables' and the stock's), so a batch of a busy
+// account's changes is one transaction of a few more than 40 actions; one
+// that would pass 100 is split (applySplit).
+const applyBatch = 40
 
 // ApplyFigures applies the account's figures items (as read from the table
 // or carried by the stream): each is added to its days and deleted, exactly
@@ -311,38 +316,52 @@ func (s *Store) applyFigures(ctx context.Context, account string, hist business.
 	})
 	var notParked []error
 	for start := 0; start < len(items); start += applyBatch {
-		batch := items[start:min(start+applyBatch, len(items))]
-		err := s.applyTogether(ctx, account, hist, batch)
-		if err == nil {
-			applied += len(batch)
-			continue
-		}
-		if !errors.Is(err, errApplied) && !errors.Is(err, errTooMany) && !permanent(err) {
+		n, err := s.applySplit(ctx, account, hist, items[start:min(start+applyBatch, len(items))], &notParked)
+		applied += n
+		if err != nil {
 			return applied, nil, err
-		}
-		// Some were applied by another, or one cannot be: each on its own.
-		for _, it := range batch {
-			switch err := s.applyTogether(ctx, account, hist, []attrs{it}); {
-			case err == nil:
-				applied++
-			case errors.Is(err, errApplied):
-			case permanent(err):
-				switch err := s.park(ctx, account, it, err); {
-				case err == nil, errors.Is(err, errApplied):
-				case transient(err):
-					return applied, nil, err
-				default:
-					notParked = append(notParked, fmt.Errorf("%s: %w", getS(it, "SK"), err))
-				}
-			default:
-				return applied, nil, err
-			}
 		}
 	}
 	if len(notParked) > 0 {
 		stuck = &notSetAside{n: len(notParked), err: errors.Join(notParked...)}
 	}
 	return applied, stuck, nil
+}
+
+// applySplit applies items in one transaction; when that cannot be (one of
+// them was applied by another already, they move more sums than a
+// transaction takes, or one cannot be applied at all), it applies each
+// half on its own, down to single items: an item applied already is
+// skipped, one that cannot be applied is set aside (or, if even that
+// fails for good, added to notParked and left waiting). A transient
+// failure is returned.
+func (s *Store) applySplit(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs, notParked *[]error) (int, error) {
+	err := s.applyTogether(ctx, account, hist, items)
+	switch {
+	case err == nil:
+		return len(items), nil
+	case len(items) > 1 && (errors.Is(err, errApplied) || errors.Is(err, errTooMany) || permanent(err)):
+		half := len(items) / 2
+		a, err := s.applySplit(ctx, account, hist, items[:half], notParked)
+		if err != nil {
+			return a, err
+		}
+		b, err := s.applySplit(ctx, account, hist, items[half:], notParked)
+		return a + b, err
+	case errors.Is(err, errApplied):
+		return 0, nil
+	case permanent(err):
+		switch err := s.park(ctx, account, items[0], err); {
+		case err == nil, errors.Is(err, errApplied):
+		case transient(err):
+			return 0, err
+		default:
+			*notParked = append(*notParked, fmt.Errorf("%s: %w", getS(items[0], "SK"), err))
+		}
+		return 0, nil
+	default:
+		return 0, err
+	}
 }
 
 // errUnreadable marks a figures item whose changes do not decode.
@@ -482,7 +501,14 @@ func (s *Store) applyTogether(ctx context.Context, account string, hist business
 			return err
 		}
 		if attempt == typesAttempts {
-			return business.Errorf(business.EBUSY, "Report figures are busy with many new expense types; retry in a moment")
+			return business.Errorf(business.EBUSY, "Report figures are busy with other changes to the same sums; retry in a moment")
+		}
+		// Appliers that met on the same sums read again at different
+		// moments, so the next round does not meet them again.
+		select {
+		case <-time.After(time.Duration(attempt*10+rand.IntN(attempt*20)) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

@@ -44,7 +44,12 @@ func invItem(account string, x business.Item) attrs {
 	it["item_slug"] = str(x.Slug)
 	setStamps(it, x.ID, x.CreatedAt, x.UpdatedAt, x.Version)
 	listKeys(it, acctPK(account)+"#ITEM", "#CATEGORY#"+strconv.FormatInt(x.CategoryID, 10), x.ID, x.CreatedAt, x.UpdatedAt)
-	return pack(it)
+	it = pack(it)
+	// Written whole, so counted in the inventory's worth as it now is
+	// (the write records the change), listed in IX9 while low or out.
+	markWorthCounted(it)
+	setAlertKeys(it, account, x)
+	return it
 }
 
 func quantityAt(it attrs, k string) money.Quantity {
@@ -142,6 +147,7 @@ func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem 
 			}
 			ev := newEvents(account, now)
 			ev.add(business.EventItemCreated, itemResource(x), wire.ItemData(x))
+			ev.worth(business.StockChange{New: business.WorthOf(x)})
 			actions, err = s.withEvents(actions, ev)
 			return actions, body, err
 		},
@@ -184,7 +190,12 @@ func (s *Store) FindItemByCode(ctx context.Context, account, code string) (busin
 // count never silently undoes a sale. Returns ENOTFOUND when missing.
 func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(*business.Item) error) (business.Item, error) {
 	var first *money.Quantity // the quantity the first attempt read
-	return editRecord(ctx, s, itemKey(account, code), "Item not found", invItemFrom,
+	marked := false           // whether the item read is counted in the inventory's worth
+	from := func(it attrs) business.Item {
+		marked = worthCounted(it)
+		return invItemFrom(it)
+	}
+	return editRecord(ctx, s, itemKey(account, code), "Item not found", from,
 		func(x *business.Item) error {
 			read := x.Quantity
 			if first == nil {
@@ -228,7 +239,12 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 			} else {
 				ev.item(business.EventItemUpdated, *x, old.Quantity)
 			}
-			return s.withEvents(append(actions, s.guardedPut(invItem(account, *x), old.Version)), ev)
+			was := business.StockWorth{} // an item not counted yet is counted whole
+			if marked {
+				was = business.WorthOf(old)
+			}
+			ev.worth(business.StockChange{Old: was, New: business.WorthOf(*x)})
+			return s.withEvents(append(actions, stillUnworthed(s.guardedPut(invItem(account, *x), old.Version), !marked)), ev)
 		})
 }
 

@@ -23,8 +23,15 @@ import (
 // the partitions those lead to. Never a begins_with on a partition key: one
 // account id may begin another's (acct_1_test, acct_1_test2).
 
-// purgeWorkers bounds the records one purge deletes at once.
+// purgeWorkers bounds the records of one page of a kind that one purge
+// deletes at once.
 const purgeWorkers = 16
+
+// purgeCalls bounds the DynamoDB calls one purge has under way at once:
+// enough for every partition the walk names (some 25) to be read in one
+// round, few enough that a big twin's walk does not crowd its function's
+// connections.
+const purgeCalls = 32
 
 // purgeKinds are the kinds of record IndexCreated lists under
 // A#<acct>#<KIND>, in the order they are purged, each with the unique values
@@ -58,24 +65,33 @@ var errBudgetSpent = errors.New("store: purge budget spent")
 // PurgeAccount deletes the items of a retired account (a cleared test twin, see ClearTestData in shared/store/keys.go), at most budget deletes per call; done reports that nothing of it remains to delete.
 //
 // Each call walks the account's items afresh (what earlier calls deleted is
-// gone), in this order, so that nothing is deleted before what leads to it:
+// gone), so that nothing is deleted before what leads to it. These go side
+// by side, each in its order:
 //
-//  0. its fan-out jobs and their queue (A#<acct>#FANOUT), which lead to
-//     endpoints' deliveries;
-//  1. each webhook endpoint (A#<acct> / WHEP#<id>): its deliveries (listed in
-//     IndexCreated under A#<acct>#EP#<id>#DELIVERY), its queue's partition
-//     (A#<acct>#EP#<id>), then the endpoint item;
-//  2. each record of the kinds in purgeKinds (sales, items, categories,
-//     customers, expenses, payment deliveries, events), found in
+//   - its fan-out jobs and their queue (A#<acct>#FANOUT), which lead to
+//     endpoints' deliveries; then each webhook endpoint (A#<acct> /
+//     WHEP#<id>): its deliveries (listed in IndexCreated under
+//     A#<acct>#EP#<id>#DELIVERY), its queue's partition (A#<acct>#EP#<id>),
+//     then the endpoint item; then the account's partition A#<acct> (its
+//     counters, queue item, rate limit windows, what is left of the
+//     account) and its secrets, SECRET#<acct> (the callback secret, the
+//     endpoints');
+//   - each kind in purgeKinds (sales, items, categories, customers,
+//     expenses, payment deliveries, events): each record of it, found in
 //     IndexCreated under A#<acct>#<KIND>: first everything else in its own
 //     partition (a sale's payments and refunds, an item's stock movements),
 //     then the unique values it claims (invoice number, item slug, category
 //     name), then the record's item itself;
-//  3. the report figures waiting in A#<acct>#REPORT#PEND0..3, then the sums
-//     in A#<acct>#REPORT;
-//  4. the account's partition A#<acct> (its counters, queue item, rate
-//     limit windows, what is left of the account);
-//  5. its secrets, SECRET#<acct> (the callback secret, the endpoints').
+//   - each shard of its events (A#<acct>#EVENT#<n>);
+//   - the report figures waiting in A#<acct>#REPORT#PEND0..3, then the sums
+//     in A#<acct>#REPORT.
+//
+// The first page of every partition named here is read at once, with the
+// read that refuses what must not be purged, before anything is deleted: a
+// near-empty twin costs that round of reads and a round or two of deletes,
+// not a read after another (see "A clear answers in time" in
+// docs/decisions.md). At most purgeCalls DynamoDB calls are under way at
+// once; the budget is shared.
 //
 // A record's unique values are read (one consistent read) before they are
 // deleted, so that none is deleted twice when an earlier call stopped
@@ -97,11 +113,22 @@ var errBudgetSpent = errors.New("store: purge budget spent")
 // It refuses an id that is not a test twin's, and the live account's
 // current twin.
 func (s *Store) PurgeAccount(ctx context.Context, account string, budget int) (done bool, deleted int, err error) {
-	if err := s.purgeable(ctx, account); err != nil {
-		return false, 0, err
+	p := &purger{s: s, account: account, left: max(budget, 0), calls: make(chan struct{}, purgeCalls),
+		allowed: newStep()}
+	// The refusal's read goes beside the walk's first reads; every delete
+	// waits for it (deleteTaken).
+	var refused error
+	err = together(
+		func() error {
+			refused = s.purgeable(ctx, account)
+			p.allowed.finish(refused)
+			return nil
+		},
+		func() error { return p.run(ctx) },
+	)
+	if refused != nil {
+		return false, 0, refused
 	}
-	p := &purger{s: s, account: account, left: max(budget, 0)}
-	err = p.run(ctx)
 	if errors.Is(err, errBudgetSpent) {
 		return false, p.count(), nil
 	}
@@ -135,6 +162,11 @@ type purger struct {
 	// spent says the budget fell short somewhere: the call will not be
 	// done, so its other workers stop reading.
 	spent atomic.Bool
+
+	// calls holds a place for each DynamoDB call under way (purgeCalls).
+	calls chan struct{}
+	// allowed ends when purgeable has answered: no delete goes before.
+	allowed *step
 }
 
 // count returns how many deletes the call made.
@@ -166,53 +198,131 @@ func (p *purger) take(n int, whole bool) int {
 	return n
 }
 
+// run walks the account's partitions, side by side where nothing of one
+// leads to the other: the fan-out queue, then the endpoints, then the
+// account's partition and its secrets; each kind of record; each shard of
+// the events; the waiting figures, then the sums. Each part reads its first
+// page at once, so a near-empty twin costs one round of reads; what waits
+// for another part waits only to delete.
 func (p *purger) run(ctx context.Context) error {
-	if err := p.partition(ctx, acctPK(FanoutQueue(p.account))); err != nil {
-		return err
+	fanout, endpoints := newStep(), newStep()
+	parts := []func() error{
+		func() error { return fanout.finish(p.partition(ctx, acctPK(FanoutQueue(p.account)))) },
+		func() error { return endpoints.finish(p.endpoints(ctx, fanout)) },
+		func() error { return p.partition(ctx, acctPK(p.account), endpoints) },
+		func() error { return p.partition(ctx, SecretKeyPrefix+p.account, endpoints) },
 	}
-	if err := p.endpoints(ctx); err != nil {
-		return err
+	var pending []*step
+	for shard := range figuresShards {
+		pend := newStep()
+		pending = append(pending, pend)
+		parts = append(parts, func() error { return pend.finish(p.partition(ctx, pendingPK(p.account, shard))) })
 	}
+	parts = append(parts, func() error { return p.partition(ctx, reportPK(p.account), pending...) })
 	for _, k := range purgeKinds {
-		if err := p.listed(ctx, acctPK(p.account)+"#"+k.kind, k.uniques); err != nil {
-			return err
-		}
+		parts = append(parts, func() error { return p.listed(ctx, acctPK(p.account)+"#"+k.kind, k.uniques) })
 	}
 	for shard := range EventShards {
-		if err := p.partition(ctx, eventsPK(p.account)+"#"+strconv.Itoa(shard)); err != nil {
-			return err
-		}
+		parts = append(parts, func() error { return p.partition(ctx, eventsPK(p.account)+"#"+strconv.Itoa(shard)) })
 	}
-	for shard := range figuresShards {
-		if err := p.partition(ctx, pendingPK(p.account, shard)); err != nil {
-			return err
+	return together(parts...)
+}
+
+// step is a part of the walk that others wait for before they delete.
+type step struct {
+	done chan struct{}
+	err  error
+}
+
+func newStep() *step { return &step{done: make(chan struct{})} }
+
+// finish records how the part ended and returns err.
+func (s *step) finish(err error) error {
+	s.err = err
+	close(s.done)
+	return err
+}
+
+// wait waits for the part to end: errBudgetSpent when it did not end
+// whole (what it stopped for is reported where it stopped).
+func (s *step) wait(ctx context.Context) error {
+	select {
+	case <-s.done:
+		if s.err != nil {
+			return errBudgetSpent
 		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	for _, pk := range []string{reportPK(p.account), acctPK(p.account), SecretKeyPrefix + p.account} {
-		if err := p.partition(ctx, pk); err != nil {
+}
+
+// waitAll waits for each of after (see step.wait).
+func waitAll(ctx context.Context, after []*step) error {
+	for _, a := range after {
+		if err := a.wait(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// fetch makes one Query within purgeCalls.
+func (p *purger) fetch(ctx context.Context, in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+	release, err := p.place(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return p.s.db.Query(ctx, in)
+}
+
+// place waits for a place among purgeCalls and returns its release.
+func (p *purger) place(ctx context.Context) (func(), error) {
+	select {
+	case p.calls <- struct{}{}:
+		return func() { <-p.calls }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// together runs each of fns at once and returns the first fault among
+// them (see firstPurgeError). The DynamoDB calls they make are bounded by
+// purgeCalls, not here.
+func together(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn()
+		}()
+	}
+	wg.Wait()
+	return firstPurgeError(errs)
+}
+
 // endpoints purges each webhook endpoint: its deliveries, its queue, then
-// the endpoint item (its secret goes with SECRET#<acct>).
-func (p *purger) endpoints(ctx context.Context) error {
+// the endpoint item (its secret goes with SECRET#<acct>), once the parts
+// after are done.
+func (p *purger) endpoints(ctx context.Context, after ...*step) error {
 	var eps []attrs
-	pages := dynamodb.NewQueryPaginator(p.s.db, &dynamodb.QueryInput{
-		TableName:                 aws.String(p.s.table),
-		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :prefix)"),
-		ExpressionAttributeValues: attrs{":pk": str(acctPK(p.account)), ":prefix": str(endpointSKPrefix)},
-		ProjectionExpression:      aws.String("PK, SK"),
-		ConsistentRead:            aws.Bool(true),
-	})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
+	var start attrs
+	for {
+		out, err := p.fetch(ctx, p.endpointsQuery(start))
 		if err != nil {
 			return fmt.Errorf("purge: list webhook endpoints: %w", err)
 		}
 		eps = append(eps, out.Items...)
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		start = out.LastEvaluatedKey
+	}
+	if err := waitAll(ctx, after); err != nil {
+		return err
 	}
 	for _, ep := range eps {
 		queue := EndpointQueue(p.account, strings.TrimPrefix(getS(ep, "SK"), endpointSKPrefix))
@@ -229,21 +339,24 @@ func (p *purger) endpoints(ctx context.Context) error {
 	return nil
 }
 
+// endpointsQuery reads the account's webhook endpoints from start.
+func (p *purger) endpointsQuery(start attrs) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(p.s.table),
+		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :prefix)"),
+		ExpressionAttributeValues: attrs{":pk": str(acctPK(p.account)), ":prefix": str(endpointSKPrefix)},
+		ProjectionExpression:      aws.String("PK, SK"),
+		ConsistentRead:            aws.Bool(true),
+		ExclusiveStartKey:         start,
+	}
+}
+
 // listed purges every record IndexCreated lists under pk (see record), a
 // page of them at a time, purgeWorkers at once.
 func (p *purger) listed(ctx context.Context, pk string, uniques func(string, attrs) []attrs) error {
 	var start attrs
 	for {
-		out, err := p.s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(p.s.table),
-			IndexName:                 aws.String(IndexCreated.Name),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": IndexCreated.PK, "#tpk": "PK", "#tsk": "SK"},
-			ExpressionAttributeValues: attrs{":pk": str(pk)},
-			ProjectionExpression:      aws.String("#tpk, #tsk"),
-			Limit:                     aws.Int32(int32(min(max(p.budget(), 1), 100))),
-			ExclusiveStartKey:         start,
-		})
+		out, err := p.fetch(ctx, p.listedQuery(pk, start))
 		if err != nil {
 			return fmt.Errorf("purge: list %s: %w", pk, err)
 		}
@@ -266,6 +379,21 @@ func (p *purger) listed(ctx context.Context, pk string, uniques func(string, att
 			return nil
 		}
 		start = out.LastEvaluatedKey
+	}
+}
+
+// listedQuery reads from start the records IndexCreated lists under pk: a
+// page the budget can delete.
+func (p *purger) listedQuery(pk string, start attrs) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(p.s.table),
+		IndexName:                 aws.String(IndexCreated.Name),
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": IndexCreated.PK, "#tpk": "PK", "#tsk": "SK"},
+		ExpressionAttributeValues: attrs{":pk": str(pk)},
+		ProjectionExpression:      aws.String("#tpk, #tsk"),
+		Limit:                     aws.Int32(int32(min(max(p.budget(), 1), 100))),
+		ExclusiveStartKey:         start,
 	}
 }
 
@@ -305,7 +433,7 @@ func (p *purger) record(ctx context.Context, pk, leadSK string, uniques func(str
 		if uniques == nil {
 			in.ProjectionExpression = aws.String("PK, SK")
 		}
-		out, err := p.s.db.Query(ctx, in)
+		out, err := p.fetch(ctx, in)
 		if err != nil {
 			return fmt.Errorf("purge: read %s: %w", pk, err)
 		}
@@ -341,7 +469,12 @@ func (p *purger) record(ctx context.Context, pk, leadSK string, uniques func(str
 				want = append(want, g)
 			}
 		}
+		release, err := p.place(ctx)
+		if err != nil {
+			return err
+		}
 		found, err := p.s.batchGet(ctx, want)
+		release()
 		if err != nil {
 			return fmt.Errorf("purge: read unique values of %s: %w", pk, err)
 		}
@@ -365,19 +498,18 @@ func (p *purger) record(ctx context.Context, pk, leadSK string, uniques func(str
 	return p.deleteTaken(ctx, []attrs{key(pk, leadSK)})
 }
 
-// partition purges every item of the table partition pk.
-func (p *purger) partition(ctx context.Context, pk string) error {
+// partition purges every item of the table partition pk, once the parts
+// after are done. It reads only then: what they purge may add to it while
+// they run (the stream's consumer applying a waiting figures item writes
+// the report partition's sums), and a first page read before would miss
+// that and end the purge with items left.
+func (p *purger) partition(ctx context.Context, pk string, after ...*step) error {
+	if err := waitAll(ctx, after); err != nil {
+		return err
+	}
 	var start attrs
 	for {
-		out, err := p.s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(p.s.table),
-			KeyConditionExpression:    aws.String("PK = :pk"),
-			ExpressionAttributeValues: attrs{":pk": str(pk)},
-			ProjectionExpression:      aws.String("PK, SK"),
-			ConsistentRead:            aws.Bool(true),
-			Limit:                     aws.Int32(int32(min(max(p.budget(), 1), 1000))),
-			ExclusiveStartKey:         start,
-		})
+		out, err := p.fetch(ctx, p.partitionQuery(pk, start))
 		if err != nil {
 			return fmt.Errorf("purge: read %s: %w", pk, err)
 		}
@@ -392,6 +524,20 @@ func (p *purger) partition(ctx context.Context, pk string) error {
 			return nil
 		}
 		start = out.LastEvaluatedKey
+	}
+}
+
+// partitionQuery reads from start the keys of the table partition pk: a
+// page the budget can delete.
+func (p *purger) partitionQuery(pk string, start attrs) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(p.s.table),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: attrs{":pk": str(pk)},
+		ProjectionExpression:      aws.String("PK, SK"),
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(int32(min(max(p.budget(), 1), 1000))),
+		ExclusiveStartKey:         start,
 	}
 }
 
@@ -419,8 +565,19 @@ func (p *purger) stop() error {
 
 // deleteTaken deletes keys, whose deletes are reserved already, with
 // BatchWriteItem: 25 per call, in order, each call's unprocessed items
-// retried before the next.
+// retried before the next; none before purgeable has allowed the purge.
 func (p *purger) deleteTaken(ctx context.Context, keys []attrs) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	select {
+	case <-p.allowed.done:
+		if p.allowed.err != nil {
+			return p.allowed.err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	const perCall = 25
 	for lo := 0; lo < len(keys); lo += perCall {
 		chunk := keys[lo:min(lo+perCall, len(keys))]
@@ -430,7 +587,12 @@ func (p *purger) deleteTaken(ctx context.Context, keys []attrs) error {
 		}
 		pending := map[string][]types.WriteRequest{p.s.table: reqs}
 		for attempt := 0; len(pending) > 0; attempt++ {
+			release, err := p.place(ctx)
+			if err != nil {
+				return err
+			}
 			out, err := p.s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			release()
 			if err != nil {
 				return fmt.Errorf("purge: delete: %w", err)
 			}

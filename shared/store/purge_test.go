@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"bizdata/shared/app"
 	"bizdata/shared/business"
 	"bizdata/shared/money"
 	"bizdata/shared/store"
@@ -17,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // fillAccount writes records of every kind for account through the store's
@@ -313,6 +316,77 @@ func TestPurgeAccountBudgetOfOne(t *testing.T) {
 	for _, it := range tableItems(t, st) {
 		if ownedBy(it[0], old) {
 			t.Errorf("left behind: %s / %s", it[0], it[1])
+		}
+	}
+}
+
+// TestPurgeBesideTheFiguresConsumer: a retired twin's figures item still
+// waits when the purge begins, and an apply of it by the stream's consumer
+// (which read the twin's timezones before the clear) lands just as the
+// purge deletes it, writing the twin's day sums. The purge reads the
+// report partition only once the waiting items are gone, so it deletes
+// those sums too and is done with nothing left (reading the partition
+// first, it found it empty and ended with the sums behind).
+func TestPurgeBesideTheFiguresConsumer(t *testing.T) {
+	var twin, table atomic.Value
+	var raw atomic.Pointer[dynamodb.Client] // a client of its own, outside the purge's
+	var applied atomic.Bool
+	st, cfg := testdb.NewStore(t, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("consumer", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				// As the purge deletes the waiting figures, a consumer's
+				// apply that read the twin's timezones before the clear
+				// lands: the twin's day sums appear.
+				if bw, ok := in.Parameters.(*dynamodb.BatchWriteItemInput); ok && twin.Load() != nil && !applied.Load() {
+					for _, reqs := range bw.RequestItems {
+						for _, r := range reqs {
+							if r.DeleteRequest == nil {
+								continue
+							}
+							if pk, _ := r.DeleteRequest.Key["PK"].(*types.AttributeValueMemberS); pk != nil && strings.Contains(pk.Value, "#REPORT#PEND") && !applied.Swap(true) {
+								_, err := raw.Load().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table.Load().(string)),
+									Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "A#" + twin.Load().(string) + "#REPORT"},
+										"SK": &types.AttributeValueMemberS{Value: "DAY#2026-01-01"}, "expenses": &types.AttributeValueMemberN{Value: "300"}}})
+								if err != nil {
+									t.Errorf("the consumer's sums: %v", err)
+								}
+							}
+						}
+					}
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+		})
+	})
+	ctx := context.Background()
+	live, _ := testdb.NewAccount(t, st, "Purge", "PURGEFIG")
+	if _, _, err := st.CreateKey(ctx, live.ID, nil, business.APIKey{Name: "test", Scopes: []string{business.ScopeAll}}); err != nil {
+		t.Fatal(err)
+	}
+	old := business.TwinID(live.ID, 1)
+	if _, err := st.CreateExpense(ctx, old, business.Expense{ExpenseType: "Fuel", Amount: money.MustAmount("3.00"), PaymentMethod: "Cash", CreatedBy: "Ama"}, nil, render[business.Expense]); err != nil {
+		t.Fatal(err)
+	}
+	if retired, err := st.ClearTestData(ctx, live.ID); err != nil || retired != old {
+		t.Fatalf("ClearTestData: %q %v", retired, err)
+	}
+	c, err := app.NewStore(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Store(c.Client())
+	table.Store(st.Table())
+	twin.Store(old)
+	done, _, err := st.PurgeAccount(ctx, old, 1000)
+	if err != nil || !done {
+		t.Fatalf("PurgeAccount: done %v, %v", done, err)
+	}
+	if !applied.Load() {
+		t.Fatal("the consumer never ran beside the purge")
+	}
+	for _, it := range tableItems(t, st) {
+		if ownedBy(it[0], old) && !strings.HasPrefix(it[0], "A#"+old+"#IDEM#") {
+			t.Errorf("left after a purge that said it was done: %v", it)
 		}
 	}
 }

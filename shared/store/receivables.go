@@ -2,21 +2,563 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 
 	"bizdata/shared/business"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Receivables kept as the books change.
+//
+// Every change of what a sale owes (its creation, an edit or payment, a
+// void) says in its figures item what the sale owed before and after it
+// (business.ReceivableChange); whoever applies the figures item moves the
+// sums of the account's report partition by the difference, in the same
+// transaction, so each change counts exactly once:
+//
+//   - OWED#M#<yyyy-mm>: d01..d31, the cents owed by open sales due each day
+//     of the month (ADD);
+//   - OWED#Y#<yyyy>: owed and open (the count of sales owing) of open sales
+//     due in the year, and OWED#NONE those of sales with no due date (ADD);
+//   - OWED#C#<customer id>: the customer's debt (v: owed, open, and cents by
+//     due date), written whole by an applier that read it, on condition of
+//     its version; while the customer owes anything it is listed in IX9
+//     (A#<acct>#DEBTOR) largest first.
+//
+// Aging moves with the calendar, not only with writes: an aging on a date
+// reads every year item (amounts due before the year of the date less 91
+// days are over 90 days past due), the day items of at most 15 months (the
+// days that fall in the buckets 1 to 90) and the 20 largest debts, whatever
+// the size of the books.
+
+const (
+	owedMonthPrefix = "OWED#M#"
+	owedYearPrefix  = "OWED#Y#"
+	owedNone        = "OWED#NONE"
+	debtPrefix      = "OWED#C#"
+	// owedNoDue is the key of a debt's amounts with no due date.
+	owedNoDue = "none"
+	// receivablesAttr holds, in a figures item, what the change moves in
+	// receivables (JSON).
+	receivablesAttr = "receivables"
+)
+
+// owedCountedAttr marks a sale whose debt is in the kept receivables: every
+// write of this release sets it. A sale written before lacks it and counts
+// as owing nothing; its next change counts it whole, and CountLegacyDebts
+// counts the rest.
+const owedCountedAttr = "owed_counted"
+
+func markOwedCounted(it attrs) { it[owedCountedAttr] = &types.AttributeValueMemberBOOL{Value: true} }
+
+func owedCounted(it attrs) bool { _, ok := it[owedCountedAttr]; return ok }
+
+// owedBefore is what a sale as read counts for in the kept receivables:
+// nothing when it was written before they were kept.
+func owedBefore(rec SaleRecord) business.Owed {
+	if !rec.owedCounted {
+		return business.Owed{}
+	}
+	return business.OwedBy(rec.Sale)
+}
+
+// stillOwedUncounted adds to a version-guarded put of a sale read without
+// owedCountedAttr the condition that it is still without it (CountLegacyDebts
+// marks a sale without changing its version).
+func stillOwedUncounted(it txItem, uncounted bool) txItem {
+	if p := it.action.Put; uncounted && p != nil {
+		p.ConditionExpression = aws.String(aws.ToString(p.ConditionExpression) + " AND attribute_not_exists(#owedc)")
+		if p.ExpressionAttributeNames == nil {
+			p.ExpressionAttributeNames = map[string]string{}
+		}
+		p.ExpressionAttributeNames["#owedc"] = owedCountedAttr
+	}
+	return it
+}
+
+func debtorsPK(account string) string { return acctPK(account) + "#DEBTOR" }
+
+// storedOwed is a business.Owed as a figures item keeps it.
+type storedOwed struct {
+	CustomerID int64  `json:"c,omitempty"`
+	Name       string `json:"n,omitempty"`
+	Due        string `json:"d,omitempty"`
+	Cents      int64  `json:"v,omitempty"`
+}
+
+type storedReceivable struct {
+	Old storedOwed `json:"old"`
+	New storedOwed `json:"new"`
+}
+
+func toStoredOwed(o business.Owed) storedOwed {
+	return storedOwed{CustomerID: o.CustomerID, Name: o.CustomerName, Due: o.DueDate, Cents: o.Cents}
+}
+
+func fromStoredOwed(o storedOwed) business.Owed {
+	return business.Owed{CustomerID: o.CustomerID, CustomerName: o.Name, DueDate: o.Due, Cents: o.Cents}
+}
 
 // putReceivables writes what a change moves in receivables into its figures
 // item it.
-func putReceivables(it attrs, cs []business.ReceivableChange) error { return nil }
+func putReceivables(it attrs, cs []business.ReceivableChange) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]storedReceivable, len(cs))
+	for i, c := range cs {
+		out[i] = storedReceivable{Old: toStoredOwed(c.Old), New: toStoredOwed(c.New)}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encode receivables: %w", err)
+	}
+	it[receivablesAttr] = str(string(b))
+	return nil
+}
 
 // receivablesFrom reads what a figures item moves in receivables.
-func receivablesFrom(it attrs) ([]business.ReceivableChange, error) { return nil, nil }
+func receivablesFrom(it attrs) ([]business.ReceivableChange, error) {
+	raw := getS(it, receivablesAttr)
+	if raw == "" {
+		return nil, nil
+	}
+	var stored []storedReceivable
+	if err := json.Unmarshal([]byte(raw), &stored); err != nil {
+		return nil, fmt.Errorf("figures item %s: %w: receivables: %v", getS(it, "SK"), errUnreadable, err)
+	}
+	out := make([]business.ReceivableChange, len(stored))
+	for i, c := range stored {
+		out[i] = business.ReceivableChange{Old: fromStoredOwed(c.Old), New: fromStoredOwed(c.New)}
+	}
+	return out, nil
+}
+
+// owedSum is an ADD of owed cents and open sales.
+type owedSum struct{ owed, open int64 }
+
+// debtDelta is what changes move in one customer's debt.
+type debtDelta struct {
+	due  map[string]int64 // by due date, or owedNoDue
+	open int64
+	name string // of the latest sale owing under the customer, "" when none
+}
 
 // receivableActions are the updates that apply cs to the account's
-// receivables, in the transaction that applies their figures items.
+// receivables, in the transaction that applies their figures items. Each
+// sums item is named once (a transaction names an item at most once); the
+// customers' debts are read consistently (one GetItem, or one BatchGetItem
+// for several) and each written whole on condition of its version: one that another applier moved meanwhile fails with
+// errTypesMoved, and applyTogether reads again.
 func (s *Store) receivableActions(ctx context.Context, account string, cs []business.ReceivableChange) ([]txItem, error) {
-	return nil, nil
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	months := map[string]map[string]int64{} // yyyy-mm: dNN: cents
+	years := map[string]owedSum{}
+	var none owedSum
+	debts := map[int64]*debtDelta{}
+	move := func(o business.Owed, sign int64) {
+		if o.Cents == 0 {
+			return
+		}
+		c := sign * o.Cents
+		due := owedNoDue
+		if o.DueDate == "" {
+			none.owed, none.open = none.owed+c, none.open+sign
+		} else {
+			due = o.DueDate
+			m := months[due[:7]]
+			if m == nil {
+				m = map[string]int64{}
+				months[due[:7]] = m
+			}
+			m["d"+due[8:10]] += c
+			y := years[due[:4]]
+			years[due[:4]] = owedSum{y.owed + c, y.open + sign}
+		}
+		d := debts[o.CustomerID]
+		if d == nil {
+			d = &debtDelta{due: map[string]int64{}}
+			debts[o.CustomerID] = d
+		}
+		d.due[due] += c
+		d.open += sign
+		if sign > 0 {
+			d.name = o.CustomerName
+		}
+	}
+	for _, c := range cs {
+		move(c.Old, -1)
+		move(c.New, 1)
+	}
+	var out []txItem
+	for _, m := range slices.Sorted(maps.Keys(months)) {
+		if up := s.owedAdd(account, owedMonthPrefix+m, "owed_month", months[m]); up != nil {
+			out = append(out, *up)
+		}
+	}
+	for _, y := range slices.Sorted(maps.Keys(years)) {
+		if up := s.owedAdd(account, owedYearPrefix+y, "owed_year", map[string]int64{"owed": years[y].owed, "open": years[y].open}); up != nil {
+			out = append(out, *up)
+		}
+	}
+	if up := s.owedAdd(account, owedNone, "owed_none", map[string]int64{"owed": none.owed, "open": none.open}); up != nil {
+		out = append(out, *up)
+	}
+	ids := slices.Sorted(maps.Keys(debts))
+	keys := make([]attrs, len(ids))
+	for i, id := range ids {
+		keys[i] = debtKey(account, id)
+	}
+	read, err := s.batchGet(ctx, keys) // consistent: the version each write is conditioned on
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		if up := s.debtWrite(account, id, read[i], debts[id]); up != nil {
+			out = append(out, *up)
+		}
+	}
+	return out, nil
+}
+
+func debtKey(account string, customer int64) attrs {
+	return key(reportPK(account), debtPrefix+strconv.FormatInt(customer, 10))
+}
+
+// owedAdd is the ADD of the non-zero amounts of adds to the sums item sk;
+// nil when they move nothing.
+func (s *Store) owedAdd(account, sk, kind string, adds map[string]int64) *txItem {
+	names := map[string]string{"#type": "type"}
+	vals := attrs{":type": str(kind)}
+	var parts []string
+	for _, a := range slices.Sorted(maps.Keys(adds)) {
+		if adds[a] == 0 {
+			continue
+		}
+		n := strconv.Itoa(len(parts))
+		names["#a"+n], vals[":v"+n] = a, nInt(adds[a])
+		parts = append(parts, "#a"+n+" :v"+n)
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: key(reportPK(account), sk),
+		UpdateExpression: aws.String("SET #type = :type ADD " + strings.Join(parts, ", ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}}
+}
+
+// debt is one customer's debt as its item keeps it.
+type debt struct {
+	CustomerID int64
+	Name       string
+	Owed, Open int64
+	Due        map[string]int64
+}
+
+func debtFrom(it attrs) debt {
+	d := debt{Due: map[string]int64{}}
+	v, ok := it[viewAttr].(*types.AttributeValueMemberM)
+	if !ok {
+		return d
+	}
+	d.CustomerID, d.Name = getInt(v.Value, "customer_id"), getS(v.Value, "name")
+	d.Owed, d.Open = getInt(v.Value, "owed"), getInt(v.Value, "open")
+	if due, ok := v.Value["due"].(*types.AttributeValueMemberM); ok {
+		for k := range due.Value {
+			d.Due[k] = getInt(due.Value, k)
+		}
+	}
+	return d
+}
+
+// maxOwed is the most a debtor's listing key orders (15 digits of cents).
+const maxOwed = 999999999999999
+
+// debtWrite writes customer's debt as read (was, nil when it has none yet)
+// moved by delta; nil when it moves nothing.
+func (s *Store) debtWrite(account string, customer int64, was attrs, delta *debtDelta) *txItem {
+	d := debtFrom(was)
+	moved := false
+	for due, c := range delta.due {
+		if c == 0 {
+			continue
+		}
+		moved = true
+		if d.Due[due] += c; d.Due[due] == 0 {
+			delete(d.Due, due)
+		}
+	}
+	d.Open += delta.open
+	moved = moved || delta.open != 0
+	if delta.name != "" && delta.name != d.Name {
+		d.Name, moved = delta.name, true
+	}
+	if !moved {
+		return nil
+	}
+	d.Owed = 0
+	for _, c := range d.Due {
+		d.Owed += c
+	}
+	due := attrs{}
+	for k, c := range d.Due {
+		due[k] = nInt(c)
+	}
+	v := attrs{"customer_id": nInt(customer), "owed": nInt(d.Owed), "open": nInt(d.Open), "due": &types.AttributeValueMemberM{Value: due}}
+	setS(v, "name", d.Name)
+	names := map[string]string{"#type": "type", "#v": viewAttr, "#version": "version", "#pk": IndexStatusDue.PK, "#sk": IndexStatusDue.SK}
+	vals := attrs{":type": str("owed_customer"), ":v": &types.AttributeValueMemberM{Value: v}}
+	expr := "SET #type = :type, #v = :v, #version = :next"
+	var cond string
+	if was == nil {
+		cond, vals[":next"] = "attribute_not_exists(PK)", nInt(1)
+	} else {
+		cond, vals[":was"], vals[":next"] = "#version = :was", nInt(getInt(was, "version")), nInt(getInt(was, "version")+1)
+	}
+	if d.Owed > 0 {
+		expr += ", #pk = :pk, #sk = :sk"
+		vals[":pk"], vals[":sk"] = str(debtorsPK(account)), str(debtorSK(d.Owed, customer))
+	} else {
+		expr += " REMOVE #pk, #sk"
+	}
+	return &txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: debtKey(account, customer),
+		UpdateExpression: aws.String(expr), ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}},
+		onFail: errTypesMoved}
+}
+
+// debtorSK orders debtors by what they owe, largest first, then by
+// customer id.
+func debtorSK(owed, customer int64) string {
+	return fmt.Sprintf("%015d#%019d", maxOwed-min(owed, maxOwed), customer)
+}
+
+// receivablesOf assembles the receivables on asOf from what was read: owed,
+// the account's sums items (any superset of the OWED#M#, OWED#Y# and
+// OWED#NONE items AgingMonths needs; others are ignored), debtors, the
+// debts IX9 lists (largest first; at most business.MaxDebtors are named)
+// and names, the customers' current names by id (a customer missing keeps
+// the name its debt holds).
+func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]string) business.Receivables {
+	sums := business.OwedSums{ByYear: map[string]int64{}, ByDay: map[string]int64{}}
+	for _, it := range owed {
+		switch sk := getS(it, "SK"); {
+		case sk == owedNone:
+			sums.Outstanding += getInt(it, "owed")
+			sums.Open += int(getInt(it, "open"))
+		case strings.HasPrefix(sk, owedYearPrefix):
+			sums.ByYear[strings.TrimPrefix(sk, owedYearPrefix)] += getInt(it, "owed")
+			sums.Outstanding += getInt(it, "owed")
+			sums.Open += int(getInt(it, "open"))
+		case strings.HasPrefix(sk, owedMonthPrefix):
+			month := strings.TrimPrefix(sk, owedMonthPrefix)
+			for a := range it {
+				if len(a) == 3 && a[0] == 'd' {
+					if c := getInt(it, a); c != 0 {
+						sums.ByDay[month+"-"+a[1:]] += c
+					}
+				}
+			}
+		}
+	}
+	r := business.Receivables{Outstanding: sums.Outstanding, Aging: sums.Age(asOf), Open: sums.Open}
+	for _, it := range debtors {
+		d := debtFrom(it)
+		if d.Owed <= 0 {
+			continue
+		}
+		name := d.Name
+		if n, ok := names[strconv.FormatInt(d.CustomerID, 10)]; ok {
+			name = n
+		}
+		r.Debtors = append(r.Debtors, business.Debtor{CustomerID: d.CustomerID, Name: name, Outstanding: d.Owed, Aging: business.AgeDue(asOf, d.Due)})
+	}
+	sort.SliceStable(r.Debtors, func(i, j int) bool {
+		a, b := r.Debtors[i], r.Debtors[j]
+		if a.Outstanding != b.Outstanding {
+			return a.Outstanding > b.Outstanding
+		}
+		return a.CustomerID < b.CustomerID
+	})
+	if len(r.Debtors) > business.MaxDebtors {
+		r.Debtors = r.Debtors[:business.MaxDebtors]
+	}
+	return r
+}
+
+// Receivables returns what the account is owed on asOf (a local date), with
+// every change answered before the call counted: it applies the figures
+// items still waiting (as ReportFigures does; EBUSY when more than 100
+// wait), then reads at once the sums (one Query of OWED#NONE and the year
+// items, one of the day items AgingMonths names) and the largest debts
+// (IX9, business.MaxDebtors of them), then in one BatchGetItem those debts
+// as they are now (the index may trail the table by a moment) and their
+// customers, for current names. It returns how many items it read:
+// whatever the size of the books, at most the waiting items, one item per
+// year with sales due, 16 other sums items, the account item and 60 more
+// (debtors' entries, their debts and their customers).
+func (s *Store) Receivables(ctx context.Context, account, asOf string) (business.Receivables, int, error) {
+	hist, err := s.timezoneHistory(ctx, account)
+	if err != nil {
+		return business.Receivables{}, 0, err
+	}
+	read, _, err := s.applyWaiting(ctx, account, hist)
+	read++ // the account item
+	if err != nil {
+		return business.Receivables{}, read, err
+	}
+	first, last := business.AgingMonths(asOf)
+	type span struct{ from, to string }
+	spans := []span{{owedNone, owedYearPrefix + "~"}}
+	if last >= first {
+		spans = append(spans, span{owedMonthPrefix + first, owedMonthPrefix + last})
+	}
+	var mu sync.Mutex
+	var owed, debtors []attrs
+	var wg sync.WaitGroup
+	errs := make([]error, len(spans)+1)
+	for i, sp := range spans {
+		wg.Go(func() {
+			pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+				TableName:                 aws.String(s.table),
+				KeyConditionExpression:    aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
+				ExpressionAttributeValues: attrs{":pk": str(reportPK(account)), ":from": str(sp.from), ":to": str(sp.to)},
+				ConsistentRead:            aws.Bool(true),
+			})
+			for pages.HasMorePages() {
+				out, err := pages.NextPage(ctx)
+				if err != nil {
+					errs[i] = fmt.Errorf("query receivables: %w", err)
+					return
+				}
+				mu.Lock()
+				owed, read = append(owed, out.Items...), read+len(out.Items)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Go(func() {
+		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(IndexStatusDue.Name),
+			KeyConditionExpression:    aws.String("#pk = :pk"),
+			ExpressionAttributeNames:  map[string]string{"#pk": IndexStatusDue.PK},
+			ExpressionAttributeValues: attrs{":pk": str(debtorsPK(account))},
+			Limit:                     aws.Int32(business.MaxDebtors),
+		})
+		if err != nil {
+			errs[len(spans)] = fmt.Errorf("query debtors: %w", err)
+			return
+		}
+		mu.Lock()
+		debtors, read = out.Items, read+len(out.Items)
+		mu.Unlock()
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return business.Receivables{}, read, err
+	}
+	// The debts as they are now, and their customers' names, in one call.
+	ids := make([]int64, len(debtors))
+	keys := make([]attrs, 0, 2*len(debtors))
+	for i, it := range debtors {
+		ids[i] = debtFrom(it).CustomerID
+		keys = append(keys, debtKey(account, ids[i]), customerKey(account, ids[i]))
+	}
+	found, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return business.Receivables{}, read, err
+	}
+	names := map[string]string{}
+	for i, id := range ids {
+		if it := found[2*i]; it != nil {
+			debtors[i] = it
+			read++
+		}
+		if it := found[2*i+1]; it != nil {
+			names[strconv.FormatInt(id, 10)] = customerFrom(it).Name
+			read++
+		}
+	}
+	return receivablesOf(asOf, owed, debtors, names), read, nil
+}
+
+// CountLegacyDebts puts in the kept receivables what every sale written
+// before them owes (one Scan of the table for sales without
+// owedCountedAttr; run from `admin migrate`, safe beside the API and again
+// after an interruption). Each sale is marked in the transaction that
+// writes its figures item, on condition that it is still unmarked and
+// unchanged since read: a sale changed meanwhile is read again (the change
+// counted it, or it is counted as it now is). It returns how many sales it
+// marked.
+func (s *Store) CountLegacyDebts(ctx context.Context) (int, error) {
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          aws.String("#t = :sale AND attribute_not_exists(#c)"),
+		ProjectionExpression:      aws.String("PK, SK"),
+		ExpressionAttributeNames:  map[string]string{"#t": "type", "#c": owedCountedAttr},
+		ExpressionAttributeValues: attrs{":sale": str("sale")},
+	})
+	n := 0
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return n, fmt.Errorf("scan for sales not in receivables: %w", err)
+		}
+		for _, k := range page.Items {
+			done, err := s.countLegacyDebt(ctx, key(getS(k, "PK"), getS(k, "SK")))
+			if err != nil {
+				return n, fmt.Errorf("count %s in receivables (%d counted before it; run again to go on): %w", getS(k, "PK"), n, err)
+			}
+			if done {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// countLegacyDebt counts one sale written before receivables were kept;
+// false when it is counted already.
+func (s *Store) countLegacyDebt(ctx context.Context, k attrs) (bool, error) {
+	done := false
+	err := retrying(ctx, func() error {
+		done = false
+		it, err := s.getItem(ctx, k, true)
+		if err != nil || it == nil || owedCounted(it) || getS(it, "type") != "sale" {
+			return err
+		}
+		account, _, _ := strings.Cut(strings.TrimPrefix(getS(it, "PK"), "A#"), "#")
+		actions := []txItem{{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: k,
+			UpdateExpression:          aws.String("SET #c = :t"),
+			ConditionExpression:       aws.String("attribute_exists(PK) AND attribute_not_exists(#c) AND version = :v"),
+			ExpressionAttributeNames:  map[string]string{"#c": owedCountedAttr},
+			ExpressionAttributeValues: attrs{":t": &types.AttributeValueMemberBOOL{Value: true}, ":v": nInt(getInt(it, "version"))}}}, onFail: errRetry}}
+		ev := newEvents(account, s.stamp())
+		ev.owe(business.ReceivableChange{New: business.OwedBy(saleSummaryFrom(it))})
+		fig, err := s.figuresAction(ev, ev.ids.Next())
+		if err != nil {
+			return err
+		}
+		if fig != nil {
+			actions = append(actions, *fig)
+		}
+		if err := s.transact(ctx, actions); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+	return done, err
 }

@@ -154,7 +154,10 @@ func (s *Store) RefundSale(ctx context.Context, account, code string, in NewRefu
 			ev.count(business.SaleCreatedFigures(sale, nil))
 		}
 		ev.count(business.RefundFigures(r))
-		actions := append([]txItem{stillUncounted(s.saleWrite(account, next, sale.Version), cur.uncounted),
+		// A refund moves nothing owed, but counts a sale written before
+		// receivables were kept.
+		ev.owe(business.ReceivableChange{Old: owedBefore(cur), New: business.OwedBy(next)})
+		actions := append([]txItem{stillOwedUncounted(stillUncounted(s.saleWrite(account, next, sale.Version), cur.uncounted), !cur.owedCounted),
 			{action: put(s.table, refundItem(account, r), "attribute_not_exists(PK)"), onFail: errRetry}}, stock...)
 		actions, err = s.withEvents(actions, ev)
 		return actions, body, err
@@ -203,7 +206,8 @@ func (s *Store) VoidSale(ctx context.Context, account, code, reason string, idem
 		if !cur.uncounted { // one never counted has nothing to take out
 			ev.count(business.VoidFigures(sale))
 		}
-		actions, err := s.withEvents(append([]txItem{stillUncounted(s.saleWrite(account, next, sale.Version), cur.uncounted)}, stock...), ev)
+		ev.owe(business.ReceivableChange{Old: owedBefore(cur), New: business.OwedBy(next)})
+		actions, err := s.withEvents(append([]txItem{stillOwedUncounted(stillUncounted(s.saleWrite(account, next, sale.Version), cur.uncounted), !cur.owedCounted)}, stock...), ev)
 		return actions, body, err
 	})
 }

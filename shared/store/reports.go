@@ -110,7 +110,9 @@ func (s *Store) ReportFigures(ctx context.Context, account string, hist business
 // the end of each status's partition, and how many items that read: one per
 // open sale (and, for a sale written before views, its item from the
 // table). A sale paid in part while the drafts were read may be listed by
-// both statuses: it is kept once, as the later version.
+// both statuses: it is kept once, as the later version. It is a recount,
+// against which the receivables kept as the books change (Receivables) are
+// checked.
 func (s *Store) OpenSales(ctx context.Context, account string) ([]business.Sale, int, error) {
 	var out []business.Sale
 	read := 0
@@ -190,7 +192,9 @@ func (s *Store) CustomerNames(ctx context.Context, account string, ids []int64) 
 }
 
 // AllItems returns every inventory item of the account (their views, from
-// IX1 to the end of the account's items), and how many items that read.
+// IX1 to the end of the account's items), and how many items that read: a
+// recount, against which the worth kept as the books change (Inventory) is
+// checked.
 func (s *Store) AllItems(ctx context.Context, account string) ([]business.Item, int, error) {
 	var out []business.Item
 	read, err := s.wholePartition(ctx, IndexCreated, acctPK(account)+"#ITEM", func(it attrs) { out = append(out, invItemFrom(it)) })

@@ -27,6 +27,9 @@ type SaleRecord struct {
 	// uncounted says the sale item was written before reports: its count
 	// and total are not in the figures yet (see countedAttr).
 	uncounted bool
+	// owedCounted says what the sale owes is in the kept receivables (see
+	// owedCountedAttr).
+	owedCounted bool
 }
 
 func salePK(account, code string) string { return acctPK(account) + "#SALE#" + code }
@@ -105,6 +108,7 @@ func saleItem(account string, sale business.Sale) attrs {
 	it["lines"] = &types.AttributeValueMemberL{Value: lines}
 	saleKeyed(account, sale, it)
 	markCounted(it)
+	markOwedCounted(it)
 	return pack(it)
 }
 
@@ -304,6 +308,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			}
 			ev.sale(business.EventSaleCreated, rec)
 			ev.count(business.SaleCreatedFigures(sale, first))
+			ev.owe(business.ReceivableChange{New: business.OwedBy(sale)})
 			actions, err = s.withEvents(append(actions, stock...), ev)
 			return actions, body, err
 		},
@@ -383,7 +388,7 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 		for _, it := range out.Items {
 			switch getS(it, "type") {
 			case "sale":
-				rec.Sale, rec.uncounted, found = saleFrom(it), !counted(it), true
+				rec.Sale, rec.uncounted, rec.owedCounted, found = saleFrom(it), !counted(it), owedCounted(it), true
 			case "payment":
 				rec.Payments = append(rec.Payments, PaymentFrom(it))
 			case "refund":
@@ -478,7 +483,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		}
 		p := &types.Put{TableName: aws.String(s.table), Item: saleItem(account, next)}
 		versionGuard(p, cur.Sale.Version)
-		actions = append(actions, stillUncounted(txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry}, cur.uncounted))
+		actions = append(actions, stillOwedUncounted(stillUncounted(txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry}, cur.uncounted), !cur.owedCounted))
 		if next.InvoiceNumber != cur.Sale.InvoiceNumber {
 			guard := invoiceNumberGuard(account, next.InvoiceNumber)
 			guard["type"], guard["invoice_code"] = str("unique"), str(next.InvoiceCode)
@@ -496,6 +501,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		} else {
 			ev.count(business.SaleEditedFigures(cur.Sale, next, paid))
 		}
+		ev.owe(business.ReceivableChange{Old: owedBefore(cur), New: business.OwedBy(next)})
 		actions, err = s.withEvents(actions, ev)
 		if err != nil {
 			return err

@@ -83,9 +83,10 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 		} else {
 			ev.item(business.EventItemUpdated, x, before)
 		}
+		ev.worth(business.StockChange{Old: worthOf(it), New: business.WorthOf(x)})
 		up := s.quantityUpdate(account, it, x, d, bound)
 		up.failed = func(old attrs) error {
-			if old != nil && getInt(old, "version") == read && hasView(old) == hasView(it) {
+			if old != nil && getInt(old, "version") == read && hasView(old) == hasView(it) && worthCounted(old) == worthCounted(it) {
 				return onFail // the item is as read: its stock is short (or full)
 			}
 			return errRetry
@@ -100,12 +101,18 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 // quantity takes d: at least d when taking, at most bound when giving back.
 // A record written before views keeps its fields at the top level: the
 // condition names the shape read too, so whatever changed in between (a
-// sale, an edit, `admin migrate` giving it its view), the attempt starts
-// over on the item as it is now.
+// sale, an edit, `admin migrate` giving it its view or counting its worth),
+// the attempt starts over on the item as it is now. The same write sets or
+// removes the item's stock alert keys and marks its worth counted (an item
+// read unmarked is counted whole by this change, on condition that it is
+// still unmarked).
 func (s *Store) quantityUpdate(account string, it attrs, next business.Item, d money.Delta, bound string) txItem {
 	at, shape := "v.", "attribute_exists(v)"
 	if !hasView(it) {
 		at, shape = "", "attribute_not_exists(v)"
+	}
+	if !worthCounted(it) {
+		shape += " AND attribute_not_exists(" + worthCountedAttr + ")"
 	}
 	cond := fmt.Sprintf("%s AND version = :read AND %squantity >= :d", shape, at)
 	values := attrs{
@@ -117,11 +124,12 @@ func (s *Store) quantityUpdate(account string, it attrs, next business.Item, d m
 		delete(values, ":d")
 		values[":bound"] = num(bound)
 	}
+	alertSet, alertRemove := alertUpdate(account, next, values)
 	up := &types.Update{
 		TableName: aws.String(s.table),
 		Key:       itemKey(account, next.ItemCode),
-		UpdateExpression: aws.String(fmt.Sprintf("SET %[1]squantity = :q, %[1]supdated_at = :now, %[2]s = :usk, version = :next",
-			at, IndexUpperBound.SK)),
+		UpdateExpression: aws.String(fmt.Sprintf("SET %[1]squantity = :q, %[1]supdated_at = :now, %[2]s = :usk, version = :next, %[3]s%[4]s",
+			at, IndexUpperBound.SK, alertSet, alertRemove)),
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,

@@ -34,7 +34,7 @@ func pack(it attrs) attrs {
 
 func outsideView(name string) bool {
 	switch name {
-	case "PK", "SK", "type", "version", "lines", writeToken, countedAttr:
+	case "PK", "SK", "type", "version", "lines", writeToken, countedAttr, owedCountedAttr, worthCountedAttr:
 		return true
 	}
 	return strings.HasPrefix(name, "GSI")
