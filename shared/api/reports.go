@@ -210,18 +210,11 @@ func reportReceivables(s *Server, w http.ResponseWriter, r *http.Request, acct b
 	if err := q.err(); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	if asOf == "" {
-		st, err := s.store.FindSettings(ctx, acct.ID)
-		if err != nil {
-			return err
-		}
-		asOf = st.Timezones.Today(s.store.Now())
-	}
-	rec, _, err := s.store.Receivables(ctx, acct.ID, asOf)
+	rec, _, err := s.store.Receivables(r.Context(), acct.ID, asOf) // "": today, local
 	if err != nil {
 		return err
 	}
+	asOf = rec.AsOf
 	debtors := make([]debtorJSON, len(rec.Debtors))
 	for i, d := range rec.Debtors {
 		debtors[i] = debtorJSON{CustomerID: strconv.FormatInt(d.CustomerID, 10), Name: d.Name, Outstanding: money.FormatCents(d.Outstanding), Buckets: toAgingJSON(d.Aging)}

@@ -518,6 +518,7 @@ type Debtor struct {
 
 // Receivables is what an account is owed on a date.
 type Receivables struct {
+	AsOf        string // the date aged on (yyyy-mm-dd)
 	Outstanding int64
 	Aging
 	Open    int      // the sales that owe something
@@ -533,7 +534,7 @@ const MaxDebtors = 20
 // the store may replace it with the customer's current name.
 func AgeReceivables(asOf string, sales []OpenSale) Receivables {
 	day, _ := time.Parse(DateFormat, asOf)
-	var r Receivables
+	r := Receivables{AsOf: asOf}
 	by := map[int64]*Debtor{}
 	for _, s := range sales {
 		owed := s.Total.Cents() - s.Paid.Cents()

@@ -522,21 +522,29 @@ func (s *Store) applyWaiting(ctx context.Context, account string, hist business.
 	if err != nil {
 		return 0, 0, err
 	}
-	read = len(items)
-	if more || len(items) > maxPendingApplied { // apply the oldest; the rest on the next call
-		more, items = true, items[:maxPendingApplied]
+	left, err = s.applyRead(ctx, account, hist, items, more)
+	return len(items), left, err
+}
+
+// applyRead applies the waiting figures items read (waiting with a limit
+// of maxPendingApplied+1; more: a shard held more): the oldest
+// maxPendingApplied of them, EBUSY when there were more (the rest on the
+// next call). It returns how many it could neither apply nor set aside.
+func (s *Store) applyRead(ctx context.Context, account string, hist business.TimezoneHistory, items []attrs, more bool) (left int, err error) {
+	if more || len(items) > maxPendingApplied {
+		more, items = true, items[:min(len(items), maxPendingApplied)]
 	}
 	_, stuck, err := s.applyFigures(ctx, account, hist, items)
 	if err != nil {
-		return read, 0, err
+		return 0, err
 	}
 	if stuck != nil {
 		left = stuck.n
 	}
 	if more {
-		return read, left, business.Errorf(business.EBUSY, "Report figures are catching up with recent changes; retry in a moment")
+		return left, business.Errorf(business.EBUSY, "Report figures are catching up with recent changes; retry in a moment")
 	}
-	return read, left, nil
+	return left, nil
 }
 
 // WaitingFigures returns the account's figures items not applied yet.

@@ -259,6 +259,12 @@ func (s *Store) owedAdd(account, sk, kind string, adds map[string]int64) *txItem
 		UpdateExpression: aws.String("SET #type = :type ADD " + strings.Join(parts, ", ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}}
 }
 
+// debtDueAttr is the debt item's cents by due date: outside its view, so
+// that the debtors' IX9 entries stay a few dozen bytes however many due
+// dates a customer has open (a reader of the debts' buckets reads the
+// debt items themselves, as it does for their freshness anyway).
+const debtDueAttr = "due"
+
 // debt is one customer's debt as its item keeps it.
 type debt struct {
 	CustomerID int64
@@ -275,7 +281,7 @@ func debtFrom(it attrs) debt {
 	}
 	d.CustomerID, d.Name = getInt(v.Value, "customer_id"), getS(v.Value, "name")
 	d.Owed, d.Open = getInt(v.Value, "owed"), getInt(v.Value, "open")
-	if due, ok := v.Value["due"].(*types.AttributeValueMemberM); ok {
+	if due, ok := it[debtDueAttr].(*types.AttributeValueMemberM); ok {
 		for k := range due.Value {
 			d.Due[k] = getInt(due.Value, k)
 		}
@@ -316,11 +322,11 @@ func (s *Store) debtWrite(account string, customer int64, was attrs, delta *debt
 	for k, c := range d.Due {
 		due[k] = nInt(c)
 	}
-	v := attrs{"customer_id": nInt(customer), "owed": nInt(d.Owed), "open": nInt(d.Open), "due": &types.AttributeValueMemberM{Value: due}}
+	v := attrs{"customer_id": nInt(customer), "owed": nInt(d.Owed), "open": nInt(d.Open)}
 	setS(v, "name", d.Name)
-	names := map[string]string{"#type": "type", "#v": viewAttr, "#version": "version", "#pk": IndexStatusDue.PK, "#sk": IndexStatusDue.SK}
-	vals := attrs{":type": str("owed_customer"), ":v": &types.AttributeValueMemberM{Value: v}}
-	expr := "SET #type = :type, #v = :v, #version = :next"
+	names := map[string]string{"#type": "type", "#v": viewAttr, "#due": debtDueAttr, "#version": "version", "#pk": IndexStatusDue.PK, "#sk": IndexStatusDue.SK}
+	vals := attrs{":type": str("owed_customer"), ":v": &types.AttributeValueMemberM{Value: v}, ":due": &types.AttributeValueMemberM{Value: due}}
+	expr := "SET #type = :type, #v = :v, #due = :due, #version = :next"
 	var cond string
 	if was == nil {
 		cond, vals[":next"] = "attribute_not_exists(PK)", nInt(1)
@@ -372,7 +378,7 @@ func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]
 			}
 		}
 	}
-	r := business.Receivables{Outstanding: sums.Outstanding, Aging: sums.Age(asOf), Open: sums.Open}
+	r := business.Receivables{AsOf: asOf, Outstanding: sums.Outstanding, Aging: sums.Age(asOf), Open: sums.Open}
 	for _, it := range debtors {
 		d := debtFrom(it)
 		if d.Owed <= 0 {
@@ -397,35 +403,94 @@ func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]
 	return r
 }
 
-// Receivables returns what the account is owed on asOf (a local date), with
-// every change answered before the call counted: it applies the figures
-// items still waiting (as ReportFigures does; EBUSY when more than 100
-// wait), then reads at once the sums (one Query of OWED#NONE and the year
-// items, one of the day items AgingMonths names) and the largest debts
-// (IX9, business.MaxDebtors of them), then in one BatchGetItem those debts
-// as they are now (the index may trail the table by a moment) and their
-// customers, for current names. It returns how many items it read:
-// whatever the size of the books, at most the waiting items, one item per
-// year with sales due, 16 other sums items, the account item and 60 more
-// (debtors' entries, their debts and their customers).
+// Receivables returns what the account is owed on asOf (a local date; ""
+// for today where the merchant is, as Receivables.AsOf says), with every
+// change answered before the call counted. In the usual case, when nothing
+// waits, it is two round trips: at once the account item (its timezones),
+// the waiting figures items, the sums (one Query of OWED#NONE and the year
+// items, one of the day items AgingMonths names) and the largest debts'
+// IX9 entries; then one BatchGetItem of those debts as they are now (the
+// index may trail the table by a moment, and holds no due dates) and their
+// customers, for current names. When something waits, it is applied (EBUSY
+// past maxPendingApplied) and the sums and debts are read again. It
+// returns how many items it read: whatever the size of the books, at most
+// the waiting items, one item per year with sales due, 17 month items, the
+// account item and 60 more (debtors' entries, their debts and customers).
 func (s *Store) Receivables(ctx context.Context, account, asOf string) (business.Receivables, int, error) {
-	hist, err := s.timezoneHistory(ctx, account)
-	if err != nil {
-		return business.Receivables{}, 0, err
+	// The sums' months a day either side of UTC's date cover today's
+	// wherever the merchant is, so the reads need not wait for the
+	// account's timezone.
+	first, last := business.AgingMonths(asOf)
+	if asOf == "" {
+		now := s.now().UTC()
+		first, _ = business.AgingMonths(now.AddDate(0, 0, -1).Format(business.DateFormat))
+		_, last = business.AgingMonths(now.AddDate(0, 0, 1).Format(business.DateFormat))
 	}
-	read, _, err := s.applyWaiting(ctx, account, hist)
-	read++ // the account item
+	var hist business.TimezoneHistory
+	var waiting, owed, debtors []attrs
+	var more bool
+	var read int
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	wg.Go(func() { hist, errs[0] = s.timezoneHistory(ctx, account) })
+	wg.Go(func() { waiting, more, errs[1] = s.waiting(ctx, account, maxPendingApplied+1) })
+	wg.Go(func() { owed, debtors, read, errs[2] = s.owedAndDebtors(ctx, account, first, last) })
+	wg.Wait()
+	read += 1 + len(waiting) // the account item, and what waits
+	if err := errors.Join(errs...); err != nil {
+		return business.Receivables{}, read, err
+	}
+	if asOf == "" {
+		asOf = hist.Today(s.now())
+	}
+	if len(waiting) > 0 { // counted, then the sums read again
+		if _, err := s.applyRead(ctx, account, hist, waiting, more); err != nil {
+			return business.Receivables{}, read, err
+		}
+		var n int
+		if owed, debtors, n, errs[2] = s.owedAndDebtors(ctx, account, first, last); errs[2] != nil {
+			return business.Receivables{}, read + n, errs[2]
+		}
+		read += n
+	}
+	// The debts as they are now (the index may trail the table by a
+	// moment; their due dates are not in it), and their customers' names,
+	// in one call.
+	ids := make([]int64, len(debtors))
+	keys := make([]attrs, 0, 2*len(debtors))
+	for i, it := range debtors {
+		ids[i] = debtFrom(it).CustomerID
+		keys = append(keys, debtKey(account, ids[i]), customerKey(account, ids[i]))
+	}
+	found, err := s.batchGet(ctx, keys)
 	if err != nil {
 		return business.Receivables{}, read, err
 	}
-	first, last := business.AgingMonths(asOf)
+	names := map[string]string{}
+	for i, id := range ids {
+		if it := found[2*i]; it != nil {
+			debtors[i] = it
+			read++
+		}
+		if it := found[2*i+1]; it != nil {
+			names[strconv.FormatInt(id, 10)] = customerFrom(it).Name
+			read++
+		}
+	}
+	return receivablesOf(asOf, owed, debtors, names), read, nil
+}
+
+// owedAndDebtors reads, at once, the account's OWED#NONE and year items
+// (one Query), its OWED#M# items of the months first..last (one Query;
+// none when last is before first) and the largest debts' IX9 entries; it
+// returns them and how many items it read.
+func (s *Store) owedAndDebtors(ctx context.Context, account, first, last string) (owed, debtors []attrs, read int, err error) {
 	type span struct{ from, to string }
 	spans := []span{{owedNone, owedYearPrefix + "~"}}
 	if last >= first {
 		spans = append(spans, span{owedMonthPrefix + first, owedMonthPrefix + last})
 	}
 	var mu sync.Mutex
-	var owed, debtors []attrs
 	var wg sync.WaitGroup
 	errs := make([]error, len(spans)+1)
 	for i, sp := range spans {
@@ -466,32 +531,7 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 		mu.Unlock()
 	})
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return business.Receivables{}, read, err
-	}
-	// The debts as they are now, and their customers' names, in one call.
-	ids := make([]int64, len(debtors))
-	keys := make([]attrs, 0, 2*len(debtors))
-	for i, it := range debtors {
-		ids[i] = debtFrom(it).CustomerID
-		keys = append(keys, debtKey(account, ids[i]), customerKey(account, ids[i]))
-	}
-	found, err := s.batchGet(ctx, keys)
-	if err != nil {
-		return business.Receivables{}, read, err
-	}
-	names := map[string]string{}
-	for i, id := range ids {
-		if it := found[2*i]; it != nil {
-			debtors[i] = it
-			read++
-		}
-		if it := found[2*i+1]; it != nil {
-			names[strconv.FormatInt(id, 10)] = customerFrom(it).Name
-			read++
-		}
-	}
-	return receivablesOf(asOf, owed, debtors, names), read, nil
+	return owed, debtors, read, errors.Join(errs...)
 }
 
 // CountLegacyDebts puts in the kept receivables what every sale written
