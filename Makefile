@@ -42,7 +42,7 @@ dev: run-deps
 ## times slower by its end (the tables and streams of the packages before),
 ## and its stalls failed whichever package came last.
 test: test-deps
-	env -u DYNAMODB_ENDPOINT $(GO) test -race -count=1 ./...
+	env -u DYNAMODB_ENDPOINT $(GO) test -race -count=1 -timeout 20m ./...
 
 ## test-browser: only the dashboard's browser tests (Chromium, axe-core),
 ## failing when Chromium is missing; screenshots go to DASHBOARD_SCREENSHOTS.

@@ -318,6 +318,12 @@ func TestOpenAPIConformance(t *testing.T) {
 			}
 		}
 		r := p.req(s.method, s.path, p.key, s.body, s.headers...)
+		// A clear stops at its time bound too (on a machine busy with other
+		// tests it may, before its budget): a client clears again until the
+		// old records are gone.
+		for try := 0; s.path == "/api/v1/test-data/clear" && s.code == 200 && r.code == 202 && try < 5; try++ {
+			r = p.req(s.method, s.path, p.key, s.body, s.headers...)
+		}
 		if r.code != s.code {
 			t.Errorf("%s %s: %d, want %d: %.300s", s.method, s.path, r.code, s.code, r.raw)
 		}

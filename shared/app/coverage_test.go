@@ -45,6 +45,8 @@ var storeSitesNoFunctionReaches = map[string]string{
 	"(*Store).CountLegacyDebts":     "the admin tool's count of sales written before receivables were kept",
 	"(*Store).OpenSales":            "the tests' recount of receivables (the report reads what is kept)",
 	"(*Store).CustomerNames":        "the tests' recount of receivables, naming its debtors",
+	"(*Store).CountLegacyItems":     "the admin tool's count of items written before the inventory's worth was kept",
+	"(*Store).AllItems":             "the tests' recount of the inventory (the report reads what is kept)",
 	"(*Store).OpenLedgers":          "the admin tool's migration of stock ledgers",
 	"(*Store).MoveLegacyEvents":     "the admin tool's migration of events to the sharded feed",
 	"(*Store).moveLegacyEvent":      "the admin tool's migration of events to the sharded feed (one event)",
@@ -335,6 +337,9 @@ type goroutine struct {
 //	…
 //	created by bizdata/shared/store.(*Store).batchGet in goroutine 9
 //		/…/shared/store/create.go:226 +0x2a5
+//
+// (or "created by sync.(*WaitGroup).Go in goroutine 9", for a closure of
+// the store's that WaitGroup.Go runs).
 func parseGoroutine(block []byte) goroutine {
 	var g goroutine
 	lines := strings.Split(string(block), "\n")
@@ -343,9 +348,11 @@ func parseGoroutine(block []byte) goroutine {
 			g.id, _ = strconv.Atoi(f[1])
 		}
 	}
+	viaGroup := false // started by sync.WaitGroup.Go: by whoever's closure it runs
 	for _, l := range lines {
 		if rest, ok := strings.CutPrefix(l, "created by "); ok {
 			g.storeMade = strings.HasPrefix(rest, "bizdata/shared/store.")
+			viaGroup = strings.HasPrefix(rest, "sync.(*WaitGroup).Go")
 			if _, n, ok := strings.Cut(rest, " in goroutine "); ok {
 				g.parent, _ = strconv.Atoi(n)
 			}
@@ -362,6 +369,8 @@ func parseGoroutine(block []byte) goroutine {
 		}
 		g.lines = append(g.lines, filepath.Base(file)+".go:"+line)
 	}
+	// A closure of the store's run by WaitGroup.Go was started by the store.
+	g.storeMade = g.storeMade || viaGroup && len(g.lines) > 0
 	return g
 }
 
