@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,7 +65,7 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 	var acct, stock attrs
 	var owed, debtors, alerts []attrs
 	var days []attrs
-	names := map[string]string{}
+	var names map[string]string
 	errs := make([]error, 5)
 	var wg sync.WaitGroup
 	wg.Go(func() { acct, errs[0] = s.getAccountItem(ctx, account) })
@@ -88,39 +87,8 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 		}
 	})
 	wg.Go(func() {
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(IndexStatusDue.Name),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": IndexStatusDue.PK},
-			ExpressionAttributeValues: attrs{":pk": str(debtorsPK(account))},
-			Limit:                     aws.Int32(business.MaxDebtors),
-		})
-		if err != nil {
-			errs[3] = fmt.Errorf("query debtors: %w", err)
-			return
-		}
-		// The debts as they are now (the index may trail the table by a
-		// moment), and their customers' current names, in one call.
-		debtors = out.Items
-		ids := make([]int64, len(debtors))
-		keys := make([]attrs, 0, 2*len(debtors))
-		for i, it := range debtors {
-			ids[i] = debtFrom(it).CustomerID
-			keys = append(keys, debtKey(account, ids[i]), customerKey(account, ids[i]))
-		}
-		found, err := s.batchGet(ctx, keys)
-		if err != nil {
-			errs[3] = err
-			return
-		}
-		for i, id := range ids {
-			if it := found[2*i]; it != nil {
-				debtors[i] = it
-			}
-			if it := found[2*i+1]; it != nil {
-				names[strconv.FormatInt(id, 10)] = customerFrom(it).Name
-			}
+		if debtors, errs[3] = s.largestDebts(ctx, account); errs[3] == nil {
+			names, _, errs[3] = s.debtsNow(ctx, account, debtors)
 		}
 	})
 	wg.Go(func() {

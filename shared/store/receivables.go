@@ -453,9 +453,35 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 		}
 		read += n
 	}
-	// The debts as they are now (the index may trail the table by a
-	// moment; their due dates are not in it), and their customers' names,
-	// in one call.
+	names, n, err := s.debtsNow(ctx, account, debtors)
+	if err != nil {
+		return business.Receivables{}, read + n, err
+	}
+	return receivablesOf(asOf, owed, debtors, names), read + n, nil
+}
+
+// largestDebts reads the IX9 entries of the account's largest debts
+// (business.MaxDebtors of them, largest first; they hold no due dates).
+func (s *Store) largestDebts(ctx context.Context, account string) ([]attrs, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(IndexStatusDue.Name),
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": IndexStatusDue.PK},
+		ExpressionAttributeValues: attrs{":pk": str(debtorsPK(account))},
+		Limit:                     aws.Int32(business.MaxDebtors),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query debtors: %w", err)
+	}
+	return out.Items, nil
+}
+
+// debtsNow reads, in one BatchGetItem, the debts debtors lists as they are
+// now (the index may trail the table by a moment; their due dates are not
+// in it), replacing each entry found, and their customers, whose current
+// names it returns by id; and how many items it read.
+func (s *Store) debtsNow(ctx context.Context, account string, debtors []attrs) (map[string]string, int, error) {
 	ids := make([]int64, len(debtors))
 	keys := make([]attrs, 0, 2*len(debtors))
 	for i, it := range debtors {
@@ -464,9 +490,9 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 	}
 	found, err := s.batchGet(ctx, keys)
 	if err != nil {
-		return business.Receivables{}, read, err
+		return nil, 0, err
 	}
-	names := map[string]string{}
+	names, read := map[string]string{}, 0
 	for i, id := range ids {
 		if it := found[2*i]; it != nil {
 			debtors[i] = it
@@ -477,7 +503,7 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 			read++
 		}
 	}
-	return receivablesOf(asOf, owed, debtors, names), read, nil
+	return names, read, nil
 }
 
 // owedAndDebtors reads, at once, the account's OWED#NONE and year items
@@ -514,20 +540,9 @@ func (s *Store) owedAndDebtors(ctx context.Context, account, first, last string)
 		})
 	}
 	wg.Go(func() {
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(IndexStatusDue.Name),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": IndexStatusDue.PK},
-			ExpressionAttributeValues: attrs{":pk": str(debtorsPK(account))},
-			Limit:                     aws.Int32(business.MaxDebtors),
-		})
-		if err != nil {
-			errs[len(spans)] = fmt.Errorf("query debtors: %w", err)
-			return
-		}
+		found, err := s.largestDebts(ctx, account)
 		mu.Lock()
-		debtors, read = out.Items, read+len(out.Items)
+		debtors, read, errs[len(spans)] = found, read+len(found), err
 		mu.Unlock()
 	})
 	wg.Wait()
