@@ -123,8 +123,17 @@ func lambdaBudget(o *dynamodb.Options) {
 		so.MaxBackoff = DynamoDBMaxBackoff
 		so.RateLimiter = ratelimit.None
 	})
-	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(DynamoDBAttemptTimeout).
-		WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = t.MaxIdleConns })
+	AttemptTimeout(DynamoDBAttemptTimeout)(o)
+}
+
+// AttemptTimeout sets how long one attempt of a DynamoDB call may take
+// (lambdaBudget's is DynamoDBAttemptTimeout), on a client that keeps as many
+// idle connections to its one host as it keeps in all.
+func AttemptTimeout(d time.Duration) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(d).
+			WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = t.MaxIdleConns })
+	}
 }
 
 // NewStore builds the store Config describes.

@@ -117,6 +117,10 @@ func moduleRoot() (string, error) {
 	}
 }
 
+// LocalAttemptTimeout bounds one attempt of a DynamoDB call in NewStore's
+// stores.
+const LocalAttemptTimeout = 20 * time.Second
+
 // Config returns an app.Config for a fresh, empty table of its own, deleted
 // when the test ends. The API key cache is off, so key changes show at once.
 func Config(tb testing.TB) app.Config {
@@ -132,10 +136,19 @@ func Config(tb testing.TB) app.Config {
 
 // NewStore returns a store over a fresh table (see Config). optFns adjust the
 // DynamoDB client, for example to count its calls.
+//
+// One attempt of a call may take LocalAttemptTimeout rather than a
+// function's 3 s: DynamoDB Local shared by a whole package's parallel tests
+// on a busy machine can take longer than that over a large transaction
+// (a void that gives back 20 items), and an attempt cut short there is
+// retried while the first is still running, which is the test suite's
+// contention and not the product's. Tests of timeouts and outages build
+// their store with app.NewStore, which keeps the function's budget.
 func NewStore(tb testing.TB, optFns ...func(*dynamodb.Options)) (*store.Store, app.Config) {
 	tb.Helper()
 	cfg := Config(tb)
 	ctx := context.Background()
+	optFns = append([]func(*dynamodb.Options){app.AttemptTimeout(LocalAttemptTimeout)}, optFns...)
 	st, err := app.NewStore(ctx, cfg, optFns...)
 	if err != nil {
 		tb.Fatal(err)
