@@ -231,7 +231,7 @@ func (b *bench) memoryOwnPlan(name string, load *dispatchLoad) (p fnPlan, ok boo
 		for range 4 {
 			p.sequence = append(p.sequence, asOrdinary(b.figuresBatch(25)))
 		}
-		p.sequence = append(p.sequence, b.figuresBatch(100)) // the template's BatchSize
+		p.sequence = append(p.sequence, b.figuresBatch(1000)) // the template's BatchSize
 		return p, true, nil
 	case "drain-stream-failures":
 		p = fnPlan{cold: b.streamFailure(1), deadline: time.Minute}
