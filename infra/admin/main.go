@@ -466,6 +466,10 @@ func printDeliveries(ctx context.Context, st *store.Store, account string, asJSO
 	if asJSON {
 		return json.NewEncoder(out).Encode(all)
 	}
+	if len(all) == 0 { // say so, rather than print nothing
+		fmt.Fprintf(out, "no deliveries for %s yet: each payment makes one (skipped while the account has no callback URL)\n", account)
+		return nil
+	}
 	for _, d := range all {
 		invoice := "-"
 		if d.InvoiceCode != nil {

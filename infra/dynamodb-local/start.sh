@@ -37,6 +37,14 @@ else
   log="${TMPDIR:-/tmp}/dynamodb-local-$port.log"
 fi
 
+# Java runs in the background, which a non-interactive shell starts with
+# SIGINT ignored (the JVM installs its own handler, but nothing here relies on
+# it): until its pid is printed, whatever stops this script (Ctrl-C, a
+# failure, a timeout) stops Java too.
+pid=
+trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 (cd "$lib" && exec java -Xmx1g "${args[@]}") >"$log" 2>&1 &
 pid=$!
 
@@ -48,10 +56,10 @@ for _ in $(seq 1 150); do
   fi
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     echo "$pid"
+    trap - EXIT
     exit 0
   fi
   sleep 0.2
 done
 echo "DynamoDB Local did not answer on port $port within 30s; see $log" >&2
-kill "$pid" 2>/dev/null || true
 exit 1

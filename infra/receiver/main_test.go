@@ -115,8 +115,8 @@ func TestReceiver(t *testing.T) {
 		cmd.Dir, cmd.Env = dir, append(os.Environ(), "WEBHOOK_SECRET="+secret)
 		got, err := cmd.CombinedOutput()
 		lines := strings.Fields(string(got))
-		if err != nil || len(lines) != 2 || lines[0] != lines[1] || len(lines[0]) != 64 {
-			t.Fatalf("README's openssl check printed %q (%v), want the same signature twice", got, err)
+		if err != nil || len(lines) != 7 || lines[1] != lines[3] || len(lines[1]) != 64 || !strings.HasSuffix(string(got), "\nthe signature matches\n") {
+			t.Fatalf("README's openssl check printed %q (%v), want the same signature twice, matching", got, err)
 		}
 	})
 

@@ -290,6 +290,7 @@ func (mv mMove) String() string {
 type mSale struct {
 	code, number, invoiceType, status, dueDate, created string
 	payType                                             string // payment_type: a new payment's method
+	payDate                                             string // payment_date: the local date of the first payment ("" before)
 	customer, id                                        int64
 	sub, total, paid, refunded                          money.Amount
 	payments, refunds                                   int
@@ -895,7 +896,7 @@ func (m *model) addSale(t *rapid.T) {
 	if msg := checkSale(ms, r); msg != "" {
 		m.t.Fatalf("add sale: %s: %s", msg, r.raw)
 	}
-	m.checkNewSale(ms, r)
+	m.checkNewSale(a, ms, r)
 	a.bookNewSale(ms, paid)
 	a.sales[got] = ms
 	a.numbers[s["invoice_number"].(string)] = true
@@ -919,15 +920,32 @@ func (m *model) dueDates() []string {
 var payTypes = []string{"Cash", "Mobile Money", "Bank Transfer / Deposit"}
 
 // checkNewSale checks what a new sale's answer says of when it was made
-// (the store's clock) and of its first payment's method.
-func (m *model) checkNewSale(s *mSale, r reply) {
+// (the store's clock), of its first payment's method and of its
+// payment_date (none is sent): the business's date of that payment.
+func (m *model) checkNewSale(a *mAccount, s *mSale, r reply) {
 	m.stamped("new sale's created_at", r.obj("sales")["created_at"])
+	if len(r.list("sales-payment")) > 0 {
+		s.payDate = a.localDate(m.clk.stamp())
+	}
+	m.checkPayDate(s, r)
 	for _, p := range r.list("sales-payment") {
 		p := p.(map[string]any)
 		m.stamped("first payment's payment_at", p["payment_at"])
 		if p["payment_method"] != s.payType {
 			m.t.Fatalf("first payment's method %v, want the sale's payment_type %s: %s", p["payment_method"], s.payType, r.raw)
 		}
+	}
+}
+
+// checkPayDate checks a sale's answer's payment_date: the local date of
+// its first payment in the zone in effect then, null before one.
+func (m *model) checkPayDate(s *mSale, r reply) {
+	var want any
+	if s.payDate != "" {
+		want = s.payDate
+	}
+	if got := r.obj("sales")["payment_date"]; got != want {
+		m.t.Fatalf("sale %s: payment_date %v, want %v: %s", s.code, got, want, r.raw)
 	}
 }
 
@@ -1047,6 +1065,10 @@ func (m *model) editSale(t *rapid.T) {
 		return
 	}
 	got := r.obj("sales")
+	if op == "pay" && s.payDate == "" && newPaid.Cmp(s.paid) > 0 {
+		s.payDate = a.localDate(m.clk.stamp())
+	}
+	m.checkPayDate(s, r)
 	switch op {
 	case "pay":
 		s.payType = payType
@@ -2700,7 +2722,7 @@ func (m *model) stockedSale(t *rapid.T) {
 	if msg := checkSale(ms, r); msg != "" {
 		m.t.Fatalf("stocked sale: %s: %s", msg, r.raw)
 	}
-	m.checkNewSale(ms, r)
+	m.checkNewSale(a, ms, r)
 	a.bookNewSale(ms, paid)
 	a.sales[got] = ms
 	a.numbers[ms.number] = true
@@ -3721,7 +3743,7 @@ func (m *model) keepOpenSale(a *mAccount, r reply, cust int64, due string, total
 	if msg := checkSale(ms, r); msg != "" {
 		m.t.Fatalf("add sale: %s: %s", msg, r.raw)
 	}
-	m.checkNewSale(ms, r)
+	m.checkNewSale(a, ms, r)
 	a.bookNewSale(ms, paid)
 	a.sales[code] = ms
 	a.numbers[ms.number] = true

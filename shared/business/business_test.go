@@ -142,14 +142,22 @@ func TestSaleRulesMovedFromTheStore(t *testing.T) {
 	if p == nil || p.Amount.String() != "6.00" || p.Seq != 2 || p.Method != "Cash" || !p.PaymentAt.Equal(now) || p.TransactionID == "" {
 		t.Fatalf("payment %+v", p)
 	}
-	s.DefaultPaymentDate(now)
-	if s.PaymentDate != "2026-05-04" {
+	// The business's date of the payment, in the zone in effect then:
+	// 14:00 UTC is already the next day in Auckland (UTC+12 in May).
+	hist := TimezoneHistory{{Name: DefaultTimezone}, {Name: "Pacific/Auckland", From: now}}
+	s.DefaultPaymentDate(now.Add(4*time.Hour), hist)
+	if s.PaymentDate != "2026-05-05" {
 		t.Fatalf("payment_date %q", s.PaymentDate)
 	}
+	s.PaymentDate = ""
+	s.DefaultPaymentDate(now.Add(-time.Second), hist)
+	if s.PaymentDate != "2026-05-04" {
+		t.Fatalf("payment_date before the change %q", s.PaymentDate)
+	}
 	s.PaymentDate = "2026-01-01"
-	s.DefaultPaymentDate(now)
+	s.DefaultPaymentDate(now, hist)
 	unpaid := Sale{}
-	unpaid.DefaultPaymentDate(now)
+	unpaid.DefaultPaymentDate(now, hist)
 	if s.PaymentDate != "2026-01-01" || unpaid.PaymentDate != "" {
 		t.Fatalf("kept %q, unpaid %q", s.PaymentDate, unpaid.PaymentDate)
 	}

@@ -418,10 +418,19 @@ func NewPayment(sale Sale, before money.Amount, now time.Time) *Payment {
 	}
 }
 
+// NeedsPaymentDate reports whether DefaultPaymentDate would set
+// payment_date (something is paid and the client gave no date), so the
+// timezone history it needs is read only then.
+func (s *Sale) NeedsPaymentDate() bool {
+	return !s.AmountPaid.IsZero() && s.PaymentDate == ""
+}
+
 // DefaultPaymentDate sets payment_date, when the client left it out, to the
-// day of now once something has been paid.
-func (s *Sale) DefaultPaymentDate(now time.Time) {
-	if !s.AmountPaid.IsZero() && s.PaymentDate == "" {
-		s.PaymentDate = now.Format(DateFormat)
+// business's local date of now (in the zone in effect at now, as the
+// reports date it) once something has been paid: a payment at 23:30 UTC in
+// Auckland is paid on Auckland's next day.
+func (s *Sale) DefaultPaymentDate(now time.Time, hist TimezoneHistory) {
+	if s.NeedsPaymentDate() {
+		s.PaymentDate = hist.LocalDate(now)
 	}
 }

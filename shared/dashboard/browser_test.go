@@ -190,6 +190,7 @@ func TestBrowserPages(t *testing.T) {
 	t.Run("refund a sale", func(t *testing.T) { browseRefund(t, o, br) })
 	t.Run("adjust stock", func(t *testing.T) { browseAdjustStock(t, o, br) })
 	t.Run("test data only in test mode", func(t *testing.T) { browseTestMode(t, o, br) })
+	t.Run("every page on a 390-pixel screen", func(t *testing.T) { browseSmallScreen(t, br) })
 }
 
 // The Developers page's forms.
@@ -364,7 +365,17 @@ func browseRefund(t *testing.T, o *owner, br *browserTab) {
 		t.Fatalf("refund answered %d at %s: %s", st, p, browserClip(br.text(t, "main"), 400))
 	}
 	br.check(t, "sale-refunded")
-	br.mustSee(t, "GHS 7.50")
+	br.mustSee(t, "GHS 7.50", "Partly refunded")
+	// The list says so too, beside the payment status (which stays Paid:
+	// it counts what was paid).
+	br.open(t, "/dashboard/sales?invoice_code="+code)
+	br.check(t, "sales-refunded")
+	row := br.text(t, `tbody tr`)
+	for _, want := range []string{code, "Paid", "Partly refunded", "GHS 7.50"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("the sales list's row of the refunded sale lacks %q: %q", want, row)
+		}
+	}
 	if st, data := o.callAPI(http.MethodGet, "/api/v1/sales/"+code, nil); st != http.StatusOK || !strings.Contains(string(data), `"7.50"`) {
 		t.Errorf("the API's sale after the refund: %d %s", st, browserClip(string(data), 400))
 	}
@@ -433,4 +444,172 @@ func browseTestMode(t *testing.T, o *owner, br *browserTab) {
 	if st, _ := br.submit(t, brMode); st != http.StatusOK || br.has(t, ".testbanner") {
 		t.Errorf("switch back to live data: %d, test banner still shown: %v", st, br.has(t, ".testbanner"))
 	}
+}
+
+// browserSmallPages are the signed-in pages every small-screen check
+// visits; the sale, item and endpoint pages are found from their lists.
+var browserSmallPages = []string{"/dashboard", "/dashboard/sales", "/dashboard/expenses", "/dashboard/inventory",
+	"/dashboard/customers", "/dashboard/developers", "/dashboard/developers/events", "/dashboard/settings"}
+
+// browserOverflow lists the elements that reach past the page's right edge
+// outside a box that scrolls on its own, for a failure message.
+const browserOverflow = `(() => {
+  const w = document.documentElement.clientWidth, out = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.closest('.scroll') || e.closest('svg')) continue;
+    const r = e.getBoundingClientRect();
+    if (r.right > w + 1 && r.width > 0) out.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ').join('.') : '') + ' to ' + Math.round(r.right));
+  }
+  return out.slice(0, 8).join(', ');
+})()`
+
+// browserChartText is the smallest size, in CSS pixels as drawn, of the
+// visible chart's texts (0 when no chart is visible).
+const browserChartText = `(() => {
+  const svg = [...document.querySelectorAll('.chart svg')].find(s => s.getBoundingClientRect().width > 0);
+  if (!svg) return 0;
+  const scale = svg.getScreenCTM().a;
+  return Math.min(...[...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale));
+})()`
+
+// browseSmallScreen shows every page at 390 CSS pixels wide, as a phone
+// does: none scrolls sideways (a wide table scrolls inside its own box)
+// and the overview's chart is drawn with labels at least 10 pixels high.
+func browseSmallScreen(t *testing.T, br *browserTab) {
+	pages := append([]string(nil), browserSmallPages...)
+	for _, list := range []struct{ page, prefix string }{
+		{"/dashboard/sales", "/dashboard/sales/"}, {"/dashboard/inventory", "/dashboard/inventory/"},
+		{"/dashboard/developers", "/dashboard/developers/endpoints/"}} {
+		br.open(t, list.page)
+		link := browserGet(t, br, "find a link to "+list.prefix, chromedp.Evaluate[string](
+			`([...document.querySelectorAll('a[href^=`+browserJS(list.prefix)+`]')].map(a => a.getAttribute('href')).filter(h => !h.includes('?'))[0] || "")`))
+		if link == "" {
+			t.Errorf("%s links to no %s page", list.page, list.prefix)
+			continue
+		}
+		pages = append(pages, link)
+	}
+	br.run(t, "a 390-pixel screen", chromedp.EmulateViewport(390, 844))
+	defer br.run(t, "back to a wide screen", chromedp.EmulateViewport(1280, 900))
+	browserNoSidewaysScroll(t, br, pages)
+	br.open(t, "/dashboard")
+	if px := browserGet(t, br, "measure the chart's text", chromedp.Evaluate[float64](browserChartText)); px < 10 {
+		t.Errorf("at 390 pixels the chart's labels are %.1f pixels high, want at least 10", px)
+	}
+}
+
+// browserNoSidewaysScroll opens each page and fails t for each that is
+// wider than the screen, naming what sticks out; each page is checked with
+// axe and saved as small-<name>.png.
+func browserNoSidewaysScroll(t *testing.T, br *browserTab, pages []string) {
+	t.Helper()
+	for _, p := range pages {
+		if st, at := br.open(t, p); st != http.StatusOK || at != p {
+			t.Errorf("%s: %d at %s", p, st, at)
+			continue
+		}
+		name := strings.Trim(strings.ReplaceAll(strings.TrimPrefix(p, "/dashboard"), "/", "-"), "-")
+		if name == "" {
+			name = "overview"
+		}
+		br.check(t, "small-"+name)
+		wide := browserGet(t, br, "measure "+p, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, document.documentElement.clientWidth]`))
+		if wide[0] > wide[1] {
+			t.Errorf("%s at 390 pixels is %d pixels wide and scrolls sideways: %s", p, wide[0],
+				browserGet(t, br, "find what sticks out", chromedp.Evaluate[string](browserOverflow)))
+		}
+	}
+}
+
+// TestBrowserNewcomer follows a business in Auckland through its first
+// day, at 23:00 UTC (when Auckland is on the next day): the empty overview
+// says where to start, with links; the first sale shows on a chart whose
+// axis ends on today, labelled; the sales filter takes the business's
+// local day as typed text (a date input would show the browser's own
+// format) and finds the sale by it; and the signed-out and empty pages fit
+// a 390-pixel screen.
+func TestBrowserNewcomer(t *testing.T) {
+	br := newBrowserTab(t)
+	b := newBoard(t)
+	br.base = b.srv.URL
+	at := datesLateUTC(b)
+	const tz = "Pacific/Auckland"
+	loc, _ := time.LoadLocation(tz)
+	localDay, nextDay := at.In(loc).Format(time.DateOnly), at.In(loc).AddDate(0, 0, 1).Format(time.DateOnly)
+	o := b.newOwnerIn("BRNEW1", tz)
+
+	br.run(t, "a 390-pixel screen", chromedp.EmulateViewport(390, 844))
+	browserNoSidewaysScroll(t, br, []string{brSignIn, brSignUp})
+	br.run(t, "a wide screen", chromedp.EmulateViewport(1280, 900))
+	br.open(t, brSignIn)
+	br.fill(t, brSignIn, "email", o.email)
+	br.fill(t, brSignIn, "password", o.password)
+	if st, p := br.submit(t, brSignIn); st != http.StatusOK || p != "/dashboard" {
+		t.Fatalf("sign-in: %d at %s", st, p)
+	}
+
+	// Nothing yet: the overview says what to do first.
+	br.check(t, "overview-empty")
+	br.mustSee(t, "Nothing recorded yet", "Make an API key", "Connect your till", "Add a webhook endpoint")
+	links := browserGet(t, br, "read the start's links", chromedp.Evaluate[[]string](`[...document.querySelectorAll('.start a')].map(a => a.getAttribute('href'))`))
+	for _, want := range []string{"/dashboard/developers#keys", "/dashboard/sales", "/dashboard/developers#endpoints"} {
+		if !slices.Contains(links, want) {
+			t.Errorf("the start lacks a link to %s: %q", want, links)
+		}
+	}
+	if st, p := br.navigate(t, "follow the key link", chromedp.Click(chromedp.CSS(`.start a[href="/dashboard/developers#keys"]`))); st != http.StatusOK || p != "/dashboard/developers" || !br.has(t, "#keys") {
+		t.Errorf("the key link: %d at %s", st, p)
+	}
+
+	// The first sale: the hint is gone; today's bars are labelled with
+	// today's date and stand out of a chart that starts when the account
+	// opened.
+	if st, _ := o.callAPI(http.MethodPost, "/api/v1/customers/add", map[string]any{"name": "Ama Mensah"}); st != http.StatusOK {
+		t.Fatalf("add customer: %d", st)
+	}
+	code, _ := browserAddSale(t, o, "", "720001", "50.00")
+	applied(t, o)
+	br.open(t, "/dashboard")
+	br.check(t, "overview-first-day")
+	if br.has(t, ".start") {
+		t.Error("the overview still says where to start after the first sale")
+	}
+	labels := browserGet(t, br, "read the chart's labels", chromedp.Evaluate[[]string](`[...document.querySelectorAll('svg.chart-wide text[text-anchor="middle"]')].map(e => e.textContent)`))
+	if len(labels) == 0 || labels[len(labels)-1] != localDay {
+		t.Errorf("the chart's date labels %q do not end on today, %s", labels, localDay)
+	}
+	bar := browserGet(t, br, "measure today's bar", chromedp.Evaluate[float64](`(() => {
+	  const r = [...document.querySelectorAll('svg.chart-wide rect')].find(r => (r.querySelector('title')||{}).textContent === `+browserJS(localDay+": collected 50.00 GHS")+`);
+	  return r ? r.getBoundingClientRect().width * r.getBoundingClientRect().height : 0; })()`))
+	if bar < 1000 {
+		t.Errorf("today's collected bar covers %.0f square pixels: a blank chart", bar)
+	}
+
+	// The date rules: text fields in the form the hint shows, the
+	// business's timezone named, and its local day finding the sale.
+	br.open(t, "/dashboard/sales")
+	if n := browserGet(t, br, "count date inputs", chromedp.Evaluate[int](`document.querySelectorAll('input[type=date]').length`)); n != 0 {
+		t.Errorf("the sales filter has %d date inputs, shown in the browser's format beside a YYYY-MM-DD hint", n)
+	}
+	if hint := br.text(t, "#f-created-hint"); !strings.Contains(hint, "YYYY-MM-DD") || !strings.Contains(hint, tz) || strings.Contains(hint, "UTC") {
+		t.Errorf("the created filter's hint: %q", hint)
+	}
+	valid := browserGet(t, br, "check the field's format", chromedp.Evaluate[[]bool](`(() => { const f = document.querySelector('#f-created'), out = [];
+	  for (const v of [`+browserJS(localDay)+`, '27/11/2026', '11/27/2026']) { f.value = v; out.push(f.checkValidity()); } f.value = ''; return out; })()`))
+	if !slices.Equal(valid, []bool{true, false, false}) {
+		t.Errorf("the created filter accepts YYYY-MM-DD, 27/11/2026, 11/27/2026: %v, want true, false, false", valid)
+	}
+	for _, c := range []struct {
+		day    string
+		listed bool
+	}{{localDay, true}, {nextDay, false}} {
+		br.fill(t, "/dashboard/sales", "created_at", c.day)
+		if st, _ := br.submit(t, "/dashboard/sales"); st != http.StatusOK {
+			t.Fatalf("filter by %s: %d", c.day, st)
+		}
+		if got := br.has(t, `a[href="/dashboard/sales/`+code+`"]`); got != c.listed {
+			t.Errorf("sales made on or after %s (Auckland) list the sale made then: %v, want %v", c.day, got, c.listed)
+		}
+	}
+	br.check(t, "sales-filtered-by-local-day")
 }

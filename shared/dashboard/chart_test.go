@@ -5,10 +5,14 @@ import (
 	"errors"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"bizdata/shared/business"
+	"bizdata/shared/store"
 )
 
 // chartBar is one bar found in a chart: its fill, height and title.
@@ -117,7 +121,7 @@ func TestDailyChart(t *testing.T) {
 			contains: []string{"e+300 GHS"}},
 		{name: "escaped currency", days: chartDays("1.00", "2.00"), currency: `<X&>"`,
 			contains: []string{"&lt;X&amp;&gt;&#34;"}},
-		{name: "thirty days", days: chartDays(thirty...), currency: "GHS", contains: []string{"Nov 1<", "Nov 26<"}},
+		{name: "thirty days", days: chartDays(thirty...), currency: "GHS", contains: []string{">2026-11-30<", ">2026-11-26<", ">2026-11-02<"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,5 +187,97 @@ func TestChartAxis(t *testing.T) {
 		if math.Abs(step-tt.step) > tt.step*1e-9 || ticks != tt.ticks {
 			t.Errorf("chartAxis(%v) = %v, %v, want %v, %v", tt.peak, step, ticks, tt.step, tt.ticks)
 		}
+	}
+}
+
+// chartLabels are the date labels under a chart's bars, in order, with
+// their x positions.
+func chartLabels(t *testing.T, svg string) (dates []string, xs []float64) {
+	t.Helper()
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="[0-9.]+" text-anchor="middle">(\d{4}-\d{2}-\d{2})</text>`).FindAllStringSubmatch(svg, -1) {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		dates, xs = append(dates, m[2]), append(xs, x)
+	}
+	return dates, xs
+}
+
+// TestChartAxisRunsThroughToday: in both drawings and for every number of
+// days, the last day (today) is labelled, the labels are dates as
+// YYYY-MM-DD that neither overlap nor leave the drawing, and one day of
+// data draws bars that can be seen.
+func TestChartAxisRunsThroughToday(t *testing.T) {
+	for _, sh := range []chartShape{chartWide, chartNarrow} {
+		for n := 1; n <= 30; n++ {
+			amounts := make([]string, 2*n)
+			for i := range amounts {
+				amounts[i] = "0.00"
+			}
+			amounts[2*n-2] = "32.50" // collected today only
+			days := chartDays(amounts...)
+			svg := string(chartOf(days, "GHS", sh))
+			dates, xs := chartLabels(t, svg)
+			last := days[n-1].Date.Format(time.DateOnly)
+			if len(dates) == 0 || dates[len(dates)-1] != last {
+				t.Errorf("%s, %d days: labels %v, want the last %s", sh.class, n, dates, last)
+				continue
+			}
+			width := float64(len(time.DateOnly)*sh.font) * 0.6
+			for i, x := range xs {
+				if x-width/2 < 0 || x+width/2 > float64(sh.width) {
+					t.Errorf("%s, %d days: label %s at %v leaves the drawing (0 to %d)", sh.class, n, dates[i], x, sh.width)
+				}
+				if i > 0 && x-xs[i-1] < width {
+					t.Errorf("%s, %d days: labels %s and %s overlap (%v apart, %v wide)", sh.class, n, dates[i-1], dates[i], x-xs[i-1], width)
+				}
+			}
+			bars := parseChart(t, svg)
+			if today := bars[2*n-2]; today.Height < 10 || !strings.HasPrefix(today.Title, last+": collected 32.50") {
+				t.Errorf("%s, %d days: today's bar %+v", sh.class, n, today)
+			}
+		}
+	}
+}
+
+// TestOverviewChartOfAYoungAccount: an account opened today with one day
+// of figures gets a chart of the last 7 days, today last, not 29 empty days
+// and a sliver; an account opened long ago keeps the 30 days; and an
+// account with nothing yet is empty, so the overview says where to start.
+func TestOverviewChartOfAYoungAccount(t *testing.T) {
+	loc, _ := time.LoadLocation("Pacific/Auckland")
+	now := time.Date(2026, 11, 27, 23, 30, 0, 0, time.UTC) // 2026-11-28 12:30 in Auckland
+	ov := store.Overview{Account: business.Account{Timezone: "Pacific/Auckland", Currency: "NZD", CreatedAt: now.Add(-time.Hour)},
+		Today: now.In(loc).Format(time.DateOnly), Days: map[string]business.Figures{}}
+	d, err := overviewOf(ov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Empty {
+		t.Error("an account with nothing recorded is not shown as empty")
+	}
+	ov.Days["2026-11-28"] = business.Figures{SalesCount: 1, Invoiced: 3250, Collected: 3250}
+	if d, err = overviewOf(ov); err != nil {
+		t.Fatal(err)
+	}
+	if d.Empty {
+		t.Error("an account with a sale is shown as empty")
+	}
+	if len(d.Days) != 30 || len(d.ChartDays) != chartMinDays || d.ChartDays[len(d.ChartDays)-1].Date.Format(time.DateOnly) != "2026-11-28" ||
+		d.ChartDays[6].Collected != "32.50" || d.ChartFrom != "2026-11-22" || d.Opened != "2026-11-28" {
+		t.Errorf("an account opened today: %d days, chart of %d from %q: %+v", len(d.Days), len(d.ChartDays), d.ChartFrom, d.ChartDays)
+	}
+	ov.Account.CreatedAt = now.AddDate(0, 0, -12) // 2026-11-16 in Auckland
+	if d, _ = overviewOf(ov); len(d.ChartDays) != 13 || d.ChartFrom != "2026-11-16" {
+		t.Errorf("an account opened 12 days ago: chart of %d days from %q", len(d.ChartDays), d.ChartFrom)
+	}
+	ov.Days["2026-11-10"] = business.Figures{Expenses: 100} // figures before the account's day (an older table)
+	if d, _ = overviewOf(ov); len(d.ChartDays) != 19 || d.ChartFrom != "2026-11-10" {
+		t.Errorf("figures from before the account opened: chart of %d days from %q", len(d.ChartDays), d.ChartFrom)
+	}
+	ov.Account.CreatedAt = now.AddDate(-1, 0, 0)
+	if d, _ = overviewOf(ov); len(d.ChartDays) != 30 || d.ChartFrom != "" {
+		t.Errorf("an account a year old: chart of %d days from %q", len(d.ChartDays), d.ChartFrom)
+	}
+	if html := string(overviewChart(d.ChartDays, "NZD")); strings.Count(html, "<svg") != 2 || !strings.Contains(html, `class="chart-narrow"`) {
+		t.Errorf("the overview's chart is not drawn wide and narrow: %.300s", html)
 	}
 }

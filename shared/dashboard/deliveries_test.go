@@ -2,12 +2,14 @@ package dashboard
 
 import (
 	"context"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,6 +118,11 @@ func TestDeliveriesShowEveryAttempt(t *testing.T) {
 	if tx == nil {
 		t.Fatal("the payment delivery has no Redeliver form")
 	}
+	// The button reads "Redeliver"; its name says which payment, briefly.
+	button := regexp.MustCompile(`/redeliver" class="inline">\s*<input[^>]*>\s*<button type="submit" class="secondary" aria-label="([^"]+)">([^<]*)</button>`).FindStringSubmatch(page)
+	if button == nil || button[2] != "Redeliver" || !strings.HasPrefix(button[1], "Redeliver payment ") || !strings.HasSuffix(button[1], " of sale 440001") || strings.Contains(button[2], tx[1]) {
+		t.Fatalf("the payment's Redeliver button: %q", button)
+	}
 	before := callback.got.Load()
 	if st, page, _ := o.post("/dashboard/developers/deliveries/"+tx[1]+"/redeliver", nil); st != http.StatusOK {
 		t.Fatalf("redeliver: %d %s", st, page)
@@ -167,4 +174,87 @@ func TestDeliveriesShowEveryAttempt(t *testing.T) {
 		t.Fatalf("save the endpoint: %d at %s", st, at)
 	}
 	mustContain(t, page, "Webhook endpoint saved", hooks.URL+"/v2", "sale.*, payment.received", `<span class="status disabled">disabled</span>`)
+}
+
+// TestEndpointDeliveriesPaged: an endpoint's page lists its deliveries 20 at
+// a time, newest first, with a link to the older ones; following the links
+// reaches every delivery once. Each Redeliver button reads "Redeliver" (the
+// id stays in the form's action) and is named apart from the others by the
+// event's type and the end of its id.
+func TestEndpointDeliveriesPaged(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("DELPG1")
+	hooks := newReceiver(t)
+	st, page, _ := o.post("/dashboard/developers/endpoints", url.Values{"url": {hooks.URL}, "events": {"customer.created"}})
+	m := regexp.MustCompile(`href="/dashboard/developers/endpoints/([^"#]+)"`).FindStringSubmatch(page)
+	if st != http.StatusOK || m == nil {
+		t.Fatalf("add endpoint: %d", st)
+	}
+	id := m[1]
+	// 42 customers' events, queued to the endpoint by a replay (pending:
+	// no dispatcher runs), then 3 test events, delivered at once: 45
+	// deliveries, three pages.
+	since := time.Now().UTC().Add(-time.Minute).Format(time.DateTime)
+	for i := range 42 {
+		o.mustAPI(http.MethodPost, "/api/v1/customers/add", map[string]any{"name": "Customer " + strconv.Itoa(i)})
+	}
+	if got := o.mustAPI(http.MethodPost, "/api/v1/webhook-endpoints/"+id+"/replay", map[string]any{"since": since}); !strings.Contains(got, `"queued":42`) {
+		t.Fatalf("replay: %s", got)
+	}
+	for range 3 {
+		o.mustAPI(http.MethodPost, "/api/v1/webhook-endpoints/"+id+"/test", nil)
+	}
+	const total, tests = 45, 3
+
+	rowRE := regexp.MustCompile(`<code>(evt_[0-9a-zA-Z]+)</code><span class="hint">`)
+	buttonRE := regexp.MustCompile(`<form method="post" action="/dashboard/developers/endpoints/[^/]+/deliveries/([^/]+)/redeliver" class="inline">\s*<input[^>]*>\s*<button type="submit" class="secondary" aria-label="([^"]+)">([^<]*)</button>`)
+	olderRE := regexp.MustCompile(`<a href="([^"]+)" rel="next">Older deliveries</a>`)
+	seen := map[string]bool{}
+	names := map[string]bool{}
+	path := "/dashboard/developers/endpoints/" + id
+	for pages := 1; ; pages++ {
+		st, page, _ := o.get(path)
+		if st != http.StatusOK {
+			t.Fatalf("page %d: %d", pages, st)
+		}
+		rows := rowRE.FindAllStringSubmatch(page, -1)
+		if want := min(20, total-len(seen)); len(rows) != want {
+			t.Fatalf("page %d lists %d deliveries, want %d", pages, len(rows), want)
+		}
+		for _, r := range rows {
+			if seen[r[1]] {
+				t.Fatalf("page %d repeats %s", pages, r[1])
+			}
+			seen[r[1]] = true
+		}
+		for _, bt := range buttonRE.FindAllStringSubmatch(page, -1) {
+			name := html.UnescapeString(bt[2])
+			end, ok := strings.CutPrefix(name, "Redeliver webhook_endpoint.test …")
+			if bt[3] != "Redeliver" || !seen[bt[1]] || names[name] || !ok || !strings.HasSuffix(bt[1], end) {
+				t.Fatalf("button %q named %q for %s: want the label Redeliver and a name of its own ending as the id", bt[3], name, bt[1])
+			}
+			names[name] = true
+		}
+		if strings.Contains(page, "Redeliver evt_") {
+			t.Fatal("a Redeliver button spells out its event id")
+		}
+		next := olderRE.FindStringSubmatch(page)
+		if len(seen) == total {
+			if next != nil {
+				t.Fatalf("the last page links older deliveries: %s", next[1])
+			}
+			if pages != 3 {
+				t.Fatalf("%d deliveries took %d pages, want 3", total, pages)
+			}
+			mustContain(t, page, `>Newest deliveries</a>`)
+			break
+		}
+		if next == nil {
+			t.Fatalf("page %d has no link to older deliveries; %d of %d seen", pages, len(seen), total)
+		}
+		path = html.UnescapeString(next[1])
+	}
+	if len(names) != tests {
+		t.Errorf("%d Redeliver buttons for the %d delivered test events", len(names), tests)
+	}
 }

@@ -25,6 +25,33 @@ func init() {
 	funcs["devHas"] = developerFormHas
 	funcs["devTicked"] = developerTicked
 	funcs["devText"] = developerText
+	funcs["devShort"] = developerShort
+}
+
+// developerShort is the end of a long id (a delivery's transaction or
+// event id), enough to tell one row's button from another's by its
+// accessible name without spelling the whole id out.
+func developerShort(id string) string {
+	const keep = 6
+	r := []rune(id)
+	if len(r) <= keep+4 {
+		return id
+	}
+	return "…" + string(r[len(r)-keep:])
+}
+
+// deliveriesPerPage is how many deliveries, each with its attempts, a page
+// lists; the API's cursor pages on.
+const deliveriesPerPage = "20"
+
+// deliveriesQuery is what a deliveries list asks the API: the page's query
+// (its cursor), at deliveriesPerPage.
+func deliveriesQuery(page url.Values) url.Values {
+	q := url.Values{"limit": {deliveriesPerPage}}
+	if c := page.Get("cursor"); c != "" {
+		q.Set("cursor", c)
+	}
+	return q
 }
 
 // developerText is *p, or "" for a null field (an endpoint's description).
@@ -117,7 +144,7 @@ func (s *Server) renderDevelopers(w http.ResponseWriter, r *http.Request, v *vis
 		Deliveries []api.DeliveryJSON `json:"deliveries"`
 		Next       *string            `json:"next_cursor"`
 	}
-	if err := s.callInto(r, v, "list-webhook-deliveries", nil, d.Query, &deliveries); err != nil {
+	if err := s.callInto(r, v, "list-webhook-deliveries", nil, deliveriesQuery(d.Query), &deliveries); err != nil {
 		return err
 	}
 	d.Deliveries = deliveries.Deliveries
@@ -202,7 +229,7 @@ func revokeKey(s *Server, w http.ResponseWriter, r *http.Request, v *visit) erro
 	if _, err := s.api.Call(r.Context(), v.acct, "revoke-api-key", map[string]string{"id": r.PathValue("id")}, nil, nil, ""); err != nil {
 		return err
 	}
-	return s.done(w, r, "/dashboard/developers", "API key revoked: it no longer works")
+	return s.done(w, r, "/dashboard/developers", "API key revoked: it stops working within 5 seconds")
 }
 
 // updateWebhook saves the payment webhook: the callback URL (empty clears
@@ -227,10 +254,14 @@ func updateWebhook(s *Server, w http.ResponseWriter, r *http.Request, v *visit) 
 		return err
 	}
 	if generated == "" {
-		return s.done(w, r, "/dashboard/developers", "Webhook settings saved")
+		notice := "Webhook settings saved"
+		if r.PostForm.Get("secret_action") == "set" {
+			notice += ": the old secret no longer signs; notifications sent from now on carry the new one's signature only"
+		}
+		return s.done(w, r, "/dashboard/developers", notice)
 	}
 	v.notice = "Webhook settings saved"
-	v.shown = &shownSecret{Label: "Your payment webhook's new signing secret. Copy it to your receiver now: it is not shown again.", Value: generated}
+	v.shown = &shownSecret{Label: "Your payment webhook's new signing secret. Copy it to your receiver now: it is not shown again. The old secret no longer signs: notifications sent from now on carry this one's signature only.", Value: generated}
 	return developersPage(s, w, r, v)
 }
 
@@ -312,7 +343,7 @@ func endpointPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) e
 		Deliveries []api.EndpointDeliveryJSON `json:"deliveries"`
 		Next       *string                    `json:"next_cursor"`
 	}
-	if err := s.callInto(r, v, "list-endpoint-deliveries", params, d.Query, &deliveries); err != nil {
+	if err := s.callInto(r, v, "list-endpoint-deliveries", params, deliveriesQuery(d.Query), &deliveries); err != nil {
 		return err
 	}
 	d.Deliveries = deliveries.Deliveries
@@ -405,9 +436,19 @@ func redeliverEndpointDelivery(s *Server, w http.ResponseWriter, r *http.Request
 }
 
 // rotateEndpointSecret gives an endpoint a new signing secret and shows it,
-// once; the old one keeps signing beside it for the API's default overlap.
+// once; the old one keeps signing beside it for the hours the form chose
+// (the API's default overlap when it sent none), and the page says until
+// when.
 func rotateEndpointSecret(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	data, err := s.api.Call(r.Context(), v.acct, "rotate-endpoint-secret", map[string]string{"id": r.PathValue("id")}, nil, nil, "")
+	var body any // none: the API's default overlap
+	if h := strings.TrimSpace(r.PostForm.Get("overlap_hours")); h != "" {
+		n, err := strconv.Atoi(h)
+		if err != nil {
+			return business.Invalid("overlap_hours", "must be a whole number of hours from 0 to 24")
+		}
+		body = map[string]any{"overlap_hours": n} // the API checks its range
+	}
+	data, err := s.api.Call(r.Context(), v.acct, "rotate-endpoint-secret", map[string]string{"id": r.PathValue("id")}, nil, body, "")
 	if err != nil {
 		return err
 	}
@@ -422,7 +463,9 @@ func rotateEndpointSecret(s *Server, w http.ResponseWriter, r *http.Request, v *
 	}
 	label := "The endpoint's new signing secret. Copy it to your receiver now: it is not shown again."
 	if out.Endpoint.Expires != nil {
-		label += " The old secret keeps signing beside it until " + formatWhen(*out.Endpoint.Expires, v.acct.Timezone) + "."
+		label += " The old secret keeps signing beside it until " + formatWhen(*out.Endpoint.Expires, v.acct.Timezone) + ": every delivery until then carries both signatures."
+	} else {
+		label += " The old secret stopped signing at once."
 	}
 	v.notice = "Signing secret rotated"
 	v.shown = &shownSecret{Label: label, Value: out.Endpoint.Secret}

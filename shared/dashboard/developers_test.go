@@ -369,3 +369,118 @@ func TestDevelopersEditEndpoint(t *testing.T) {
 		t.Errorf("not enabled: %s", got)
 	}
 }
+
+// TestDevelopersKeysHeadingOnce: the API keys and webhook endpoints sections
+// name themselves once; their tables take their names from the headings.
+func TestDevelopersKeysHeadingOnce(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("DEVHD1")
+	_, page, _ := o.get("/dashboard/developers")
+	if n := strings.Count(page, ">API keys<"); n != 1 {
+		t.Errorf("\"API keys\" is shown %d times, want once", n)
+	}
+	mustContain(t, page, `<h2 id="keys">API keys</h2>`, `<table aria-labelledby="keys">`, o.acct.Key.Name)
+
+	// The endpoints' table, once there is one, names itself by its heading too.
+	rc := devNewReceiver(t)
+	if st, _, _ := o.post("/dashboard/developers/endpoints", url.Values{"url": {rc.URL}, "events": {"sale.created"}}); st != http.StatusOK {
+		t.Fatalf("add an endpoint: %d", st)
+	}
+	_, page, _ = o.get("/dashboard/developers")
+	if n := strings.Count(page, ">Webhook endpoints<"); n != 1 {
+		t.Errorf("\"Webhook endpoints\" is shown %d times, want once", n)
+	}
+	mustContain(t, page, `<table aria-labelledby="endpoints">`, rc.URL)
+}
+
+// TestDevelopersRotationTexts: every way to replace a secret says how long
+// the old one keeps working, as the API applies it: an API key's within
+// 5 s, the payment webhook's at once, an endpoint's for the hours chosen
+// (0 to 24), which the receiver sees as one or two signatures.
+func TestDevelopersRotationTexts(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("DEVROT1")
+	rc := devNewReceiver(t)
+	_, page, _ := o.get("/dashboard/developers")
+	mustContain(t, page, "stops working within 5 seconds</label>",
+		"the new secret works at once, and the old one stops working within 5 seconds",
+		"the old secret stops signing at once, and every notification sent after that is signed with the new one only")
+	if strings.Contains(page, "stops working at once") {
+		t.Error("the revoke box says a key stops at once; it stops within 5 seconds")
+	}
+
+	st, page, _ := o.post("/dashboard/developers/webhook", url.Values{"callback_url": {rc.URL}, "secret_action": {"set"}, "callback_secret": {"typed-secret-0123456789"}})
+	if st != http.StatusOK {
+		t.Fatalf("set a secret: %d", st)
+	}
+	mustContain(t, page, "Webhook settings saved: the old secret no longer signs")
+	st, page, _ = o.post("/dashboard/developers/webhook", url.Values{"callback_url": {rc.URL}, "secret_action": {"generate"}})
+	if st != http.StatusOK || devShownSecret(page) == "" {
+		t.Fatalf("generate a secret: %d", st)
+	}
+	mustContain(t, page, "The old secret no longer signs: notifications sent from now on carry this one&#39;s signature only.")
+
+	st, page, _ = o.post("/dashboard/developers/endpoints", url.Values{"url": {rc.URL}, "events": {"sale.created"}})
+	m := regexp.MustCompile(`href="(/dashboard/developers/endpoints/[^"#]+)"`).FindStringSubmatch(page)
+	if st != http.StatusOK || m == nil {
+		t.Fatalf("add endpoint: %d", st)
+	}
+	endpoint := m[1]
+	_, page, _ = o.get(endpoint)
+	mustContain(t, page, `<label for="overlap_hours">Hours the old secret keeps signing</label>`, `value="24"`, "0 to 24; 0 stops the old secret at once.")
+
+	// signatures sends a test event and returns how many signatures it
+	// carried.
+	signatures := func() int {
+		t.Helper()
+		if st, _, _ := o.post(endpoint+"/test", nil); st != http.StatusOK {
+			t.Fatalf("send a test event: %d", st)
+		}
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		return len(strings.Fields(rc.got[len(rc.got)-1].Get("webhook-signature")))
+	}
+	for _, bad := range []string{"25", "-1", "two"} {
+		st, page, _ := o.post(endpoint+"/rotate", url.Values{"overlap_hours": {bad}})
+		if st != http.StatusBadRequest || !strings.Contains(page, `id="overlap_hours-err"`) || devShownSecret(page) != "" {
+			t.Errorf("overlap_hours %q: %d, want 400 naming the field and no new secret", bad, st)
+		}
+	}
+	if n := signatures(); n != 1 {
+		t.Fatalf("before any rotation a delivery carries %d signatures, want 1", n)
+	}
+	st, page, _ = o.post(endpoint+"/rotate", url.Values{"overlap_hours": {"2"}})
+	if st != http.StatusOK || devShownSecret(page) == "" {
+		t.Fatalf("rotate with 2 hours: %d", st)
+	}
+	mustContain(t, page, "The old secret keeps signing beside it until ", ": every delivery until then carries both signatures.")
+	if n := signatures(); n != 2 {
+		t.Errorf("within the overlap a delivery carries %d signatures, want 2", n)
+	}
+	st, page, _ = o.post(endpoint+"/rotate", url.Values{"overlap_hours": {"0"}})
+	if st != http.StatusOK || devShownSecret(page) == "" {
+		t.Fatalf("rotate with 0 hours: %d", st)
+	}
+	mustContain(t, page, "The old secret stopped signing at once.")
+	if n := signatures(); n != 1 {
+		t.Errorf("after a rotation without overlap a delivery carries %d signatures, want 1", n)
+	}
+}
+
+// TestOverviewTestModeSaidOnce: switching to test data from the overview,
+// the page says once that test records stay apart from the live books.
+func TestOverviewTestModeSaidOnce(t *testing.T) {
+	b := newBoard(t)
+	o := b.newOwner("DEVTM1")
+	st, page, at := o.post("/dashboard/mode", url.Values{"mode": {"test"}, "back": {"/dashboard"}})
+	if st != http.StatusOK || at != "/dashboard" {
+		t.Fatalf("switch to test data: %d at %s", st, at)
+	}
+	mustContain(t, page, `class="testbanner"`)
+	if n := strings.Count(page, "touch"); n != 1 {
+		t.Errorf("the overview says %d times that test data keeps off the live books, want once", n)
+	}
+	if _, page, _ = o.get("/dashboard"); strings.Count(page, "touch") != 1 {
+		t.Error("on reload the overview says more than once that test data keeps off the live books")
+	}
+}

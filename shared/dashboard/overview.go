@@ -84,12 +84,24 @@ type overviewData struct {
 	LastMonth   overviewFigures
 	ThisLabel   string // "June 2026"
 	LastLabel   string
-	Days        []chartDay
+	Days        []chartDay // the last 30 days, today last
+	ChartDays   []chartDay // the days the chart draws: a suffix of Days
+	ChartFrom   string     // the chart's first day when it starts after Days' first
+	Opened      string     // the account's first day, when ChartFrom is set
 	DaysTotals  overviewFigures
 	Complete    bool // false when some changes are not counted yet
 	Receivables overviewReceivables
 	Stock       overviewInventory
+	// Empty is an account with nothing in its books yet: no money in or
+	// out in the days read, nothing owed and no item. The overview then
+	// says what to do first.
+	Empty bool
 }
+
+// chartMinDays is the fewest days the chart draws: a young account's chart
+// starts on the day it opened, but one or two days alone would be a few
+// bars spread over the whole width.
+const chartMinDays = 7
 
 // overviewPage draws the overview from one read of what the reports keep
 // (store.Overview), as of the last change applied to them. For a live
@@ -158,6 +170,12 @@ func overviewOf(ov store.Overview) (overviewData, error) {
 		d.Days = append(d.Days, chartDay{Date: date, Collected: f.Collected, Expenses: f.Expenses})
 	}
 	d.DaysTotals = toOverviewFigures(business.PeriodFigures{Figures: totals})
+	d.ChartDays = d.Days
+	if first := chartFirstDay(ov, today); first > 0 && first < len(d.Days) {
+		d.ChartDays, d.ChartFrom = d.Days[first:], d.Days[first].Date.Format(time.DateOnly)
+		d.Opened = ov.Account.CreatedAt.In(overviewZone(ov)).Format(time.DateOnly)
+	}
+	d.Empty = ov.Items == 0 && ov.Receivables.Open == 0 && ov.Receivables.Outstanding == 0 && overviewQuiet(ov.Days)
 
 	rec := &d.Receivables.Report
 	rec.AsOf, rec.Outstanding, rec.OpenSales = ov.Today, money.FormatCents(ov.Receivables.Outstanding), int64(ov.Receivables.Open)
@@ -188,4 +206,50 @@ func toOverviewFigures(p business.PeriodFigures) overviewFigures {
 func toOverviewAging(a business.Aging) overviewAging {
 	return overviewAging{Current: money.FormatCents(a.Current), D1To30: money.FormatCents(a.Days1To30), D31To60: money.FormatCents(a.Days31To60),
 		D61To90: money.FormatCents(a.Days61To90), Over90: money.FormatCents(a.Over90)}
+}
+
+// chartFirstDay is the index, among the 30 days ending today, of the
+// chart's first day: the day the account opened (in its timezone) or the
+// first day with figures if earlier, at least chartMinDays before the end;
+// 0 for an account older than the 30 days.
+func chartFirstDay(ov store.Overview, today time.Time) int {
+	if ov.Account.CreatedAt.IsZero() {
+		return 0
+	}
+	opened := ov.Account.CreatedAt.In(overviewZone(ov)).Format(time.DateOnly)
+	for date, f := range ov.Days {
+		if date < opened && !figuresNone(f) {
+			opened = date
+		}
+	}
+	start := today.AddDate(0, 0, -29)
+	first := 0
+	for day := start; day.Format(time.DateOnly) < opened; day = day.AddDate(0, 0, 1) {
+		first++
+	}
+	return min(first, 30-chartMinDays)
+}
+
+// overviewQuiet reports whether no day of days has a figure.
+func overviewQuiet(days map[string]business.Figures) bool {
+	for _, f := range days {
+		if !figuresNone(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// figuresNone reports whether f counts no sale, money or expense.
+func figuresNone(f business.Figures) bool {
+	return f.SalesCount == 0 && f.Invoiced == 0 && f.Collected == 0 && f.Refunded == 0 && f.Expenses == 0
+}
+
+// overviewZone is the account's timezone (UTC if it cannot be loaded).
+func overviewZone(ov store.Overview) *time.Location {
+	loc, err := business.LoadTimezone(ov.Account.Timezone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
 }

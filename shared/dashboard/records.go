@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"bizdata/shared/business"
 )
@@ -57,7 +58,7 @@ func recordsQuery(r *http.Request, filters ...string) url.Values {
 // nil with dst left empty. Any other error is returned for the page to fail
 // with.
 func (s *Server) callRecordsList(w *http.ResponseWriter, r *http.Request, v *visit, function string, params map[string]string, p *recordsPaging, dst any) error {
-	data, err := s.api.Call(r.Context(), v.acct, function, params, p.Query, nil, "")
+	data, err := s.api.Call(r.Context(), v.acct, function, params, localFilters(p.Query, v.acct.Timezone), nil, "")
 	var be *business.Error
 	if errors.As(err, &be) && be.Code == business.EINVALID {
 		p.FilterError, p.FilterFields = businessMessage(err), be.Fields
@@ -77,6 +78,80 @@ func (s *Server) callRecordsList(w *http.ResponseWriter, r *http.Request, v *vis
 		p.Next = *page.Next
 	}
 	return decodeRecords(data, dst)
+}
+
+// The lists' filters on a moment: a record added on or after created_at, or
+// changed on or before updated_at. The API reads them in UTC, as it stores
+// moments; the dashboard's forms take them in the business's timezone, the
+// one every date it shows is in.
+var (
+	lowerMoments = []string{"created_at"}
+	upperMoments = []string{"updated_at"}
+)
+
+// localFilters returns q with its filters on a moment, typed as local
+// dates (YYYY-MM-DD) or local times (YYYY-MM-DD HH:MM:SS) in timezone, as
+// the API's UTC times: a date as a lower bound is the start of that local
+// day, as an upper bound its last second. A value it cannot read is sent as
+// typed, for the API to refuse with its own message.
+func localFilters(q url.Values, timezone string) url.Values {
+	out := url.Values{}
+	for k, vs := range q {
+		out[k] = vs
+	}
+	loc, err := business.LoadTimezone(timezone)
+	if err != nil {
+		return out
+	}
+	for _, bound := range []struct {
+		names []string
+		upper bool
+	}{{lowerMoments, false}, {upperMoments, true}} {
+		for _, name := range bound.names {
+			if v := q.Get(name); v != "" {
+				out.Set(name, localMoment(v, loc, bound.upper))
+			}
+		}
+	}
+	return out
+}
+
+// localMoment is v, a local date or time in loc, as the API's UTC time
+// (see localFilters); v itself when it is neither.
+func localMoment(v string, loc *time.Location, upper bool) string {
+	var t time.Time
+	if d, err := time.Parse(business.DateFormat, v); err == nil {
+		t = localDayStart(d.Year(), d.Month(), d.Day(), loc)
+		if upper {
+			t = localDayStart(d.Year(), d.Month(), d.Day()+1, loc).Add(-time.Second)
+		}
+	} else if d, err := time.ParseInLocation("2006-01-02 15:4:5", v, loc); err == nil {
+		t = d
+	} else if d, err := time.ParseInLocation("2006-01-02T15:4:5", v, loc); err == nil {
+		t = d
+	} else {
+		return v
+	}
+	if u := t.UTC(); u.Year() >= 1 && u.Year() <= 9999 {
+		return u.Format(business.TimeFormat)
+	}
+	return v
+}
+
+// localDayStart returns the first instant whose local date in loc is the
+// day y-m-d (d may overflow, as in time.Date). That is midnight, except
+// where the clocks jump forward at midnight (Santiago, Asunción, Havana,
+// Beirut in spring): the day then begins at the jump, 01:00, and
+// time.Date's reading of the missing midnight falls in the day before.
+func localDayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	if ty, tm, td := t.Date(); time.Date(ty, tm, td, 0, 0, 0, 0, time.UTC).Before(day) {
+		if _, end := t.ZoneBounds(); !end.IsZero() {
+			t = end
+		}
+	}
+	return t
 }
 
 // decodeRecords decodes an API answer's data into dst. The data is the API's
@@ -164,6 +239,7 @@ func addExpense(s *Server, w http.ResponseWriter, r *http.Request, v *visit) err
 
 // customerRow is one customer as the customers page lists it.
 type customerRow struct {
+	ID        int64  `json:"id"` // the customer's number, as sales name it
 	Name      string `json:"name"`
 	Email     string `json:"email"`
 	Phone     string `json:"phone"`

@@ -180,7 +180,7 @@ var funcs = template.FuncMap{
 	"field": func(fields map[string]string, name string) string { return fields[name] },
 	"formv": formValue,
 	"query": withQuery,
-	"chart": dailyChart,
+	"chart": overviewChart,
 }
 
 // formValue is what the refused form sent for name, or def when no form
@@ -217,8 +217,10 @@ func formatMoney(amount, currency string) string {
 }
 
 // formatWhen writes an API timestamp (RFC 3339, or a list's UTC
-// "2006-01-02 15:04:05") as a person reads it, in
-// the business's timezone; anything else as it is.
+// "2006-01-02 15:04:05") as a person reads it, in the business's timezone,
+// as YYYY-MM-DD HH:MM: every date the dashboard shows or takes is written
+// the one way its filters take it and the API writes it; anything else as
+// it is.
 func formatWhen(ts, timezone string) string {
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
@@ -230,7 +232,7 @@ func formatWhen(ts, timezone string) string {
 	if loc, err := business.LoadTimezone(timezone); err == nil {
 		t = t.In(loc)
 	}
-	return t.Format("2 Jan 2006 15:04")
+	return t.Format("2006-01-02 15:04")
 }
 
 // withQuery returns base's query with key set to value (removed when value

@@ -22,8 +22,10 @@ import (
 // forms that record a payment, a refund or a void, each through the API.
 
 // salesFilters are the list-sales query parameters the filter form offers
-// (the filters and the page size), passed to the API as they are typed: the
-// API checks them.
+// (the filters and the page size), passed to the API as they are typed (the
+// API checks them) but for created_at, a moment typed in the business's
+// timezone (see localFilters). due_date and payment_date are the sale's own
+// dates and are matched as they are.
 var salesFilters = []string{"invoice_code", "customer_id", "payment_status", "invoice_type", "payment_date", "created_at", "due_date", "limit"}
 
 // saleJSON is a sale as the API writes it, with what the dashboard shows.
@@ -45,6 +47,27 @@ type saleJSON struct {
 	VoidReason     *string     `json:"void_reason"`
 	VoidedAt       *string     `json:"voided_at"`
 	CreatedAt      string      `json:"created_at"`
+}
+
+// Refunded reports whether some of the sale's money was given back.
+func (s saleJSON) Refunded() bool {
+	r, err := money.ParseAmount(s.AmountRefunded)
+	return err == nil && !r.IsZero()
+}
+
+// RefundStatus is what a refund did to the sale, beside its payment status
+// (which counts what was paid, not what was given back): "Refunded" when all
+// that was paid went back, "Partly refunded" when some did, "" when none.
+func (s saleJSON) RefundStatus() string {
+	if !s.Refunded() {
+		return ""
+	}
+	if r, err1 := money.ParseAmount(s.AmountRefunded); err1 == nil {
+		if p, err2 := money.ParseAmount(s.AmountPaid); err2 == nil && r.Cmp(p) >= 0 {
+			return "Refunded"
+		}
+	}
+	return "Partly refunded"
 }
 
 // salesRow is one row of the list: the sale and its customer's name.
@@ -77,10 +100,7 @@ func salesPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) erro
 			d.Filtered = d.Filtered || name != "limit"
 		}
 	}
-	q := url.Values{}
-	for k, vs := range d.Filters {
-		q[k] = vs
-	}
+	q := localFilters(d.Filters, v.acct.Timezone)
 	if c := in.Get("cursor"); c != "" {
 		q.Set("cursor", c)
 		d.Paged = true

@@ -201,7 +201,7 @@ func switchMode(s *Server, w http.ResponseWriter, r *http.Request, v *visit) err
 	}
 	notice := "Showing live data"
 	if !live {
-		notice = "Showing test data: nothing here touches live records"
+		notice = "" // the test-data banner on every page says so
 	}
 	return s.done(w, r, r.PostForm.Get("back"), notice)
 }

@@ -144,7 +144,10 @@ func (s *Store) FindAccountByCode(ctx context.Context, businessCode string) (bus
 // existed (one Scan of the table; run once per deployment, idempotent). It
 // returns how many it added, and names the business codes that two accounts
 // share: those keep the first account found, and the other must be given
-// another code by hand.
+// another code by hand. A test twin is not an account of the directory (it
+// carries its live account's code, so filing it would take that code): it is
+// skipped, and an entry a twin holds (as an index run that filed twins left
+// it) goes to its live account.
 func (s *Store) IndexAccountCodes(ctx context.Context) (added int, shared []string, err error) {
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
 		TableName:                 aws.String(s.table),
@@ -159,6 +162,9 @@ func (s *Store) IndexAccountCodes(ctx context.Context) (added int, shared []stri
 		}
 		for _, it := range page.Items {
 			a := accountFrom(it)
+			if business.IsTestAccount(a.ID) {
+				continue
+			}
 			_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 				TableName: aws.String(s.table), Item: accountCodeItem(a),
 				ConditionExpression:                 aws.String("attribute_not_exists(PK)"),
@@ -169,7 +175,24 @@ func (s *Store) IndexAccountCodes(ctx context.Context) (added int, shared []stri
 			case err == nil:
 				added++
 			case errors.As(err, &cf):
-				if getS(cf.Item, "account_id") != a.ID { // already listed: nothing to do
+				holder := getS(cf.Item, "account_id")
+				switch {
+				case holder == a.ID: // already listed: nothing to do
+				case business.IsTestAccount(holder) && business.LiveID(holder) == a.ID:
+					// The entry names a's own twin: it becomes a's, on
+					// condition that the twin still holds it.
+					_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+						TableName: aws.String(s.table), Item: accountCodeItem(a),
+						ConditionExpression:       aws.String("account_id = :twin"),
+						ExpressionAttributeValues: attrs{":twin": str(holder)},
+					})
+					if err != nil && !isConditionFailed(err) {
+						return added, shared, fmt.Errorf("index account %s: %w", a.ID, err)
+					}
+					if err == nil {
+						added++
+					}
+				default:
 					shared = append(shared, a.BusinessCode+" ("+a.ID+")")
 				}
 			default:

@@ -250,10 +250,22 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 	if err != nil {
 		return nil, err
 	}
+	reads := append([]attrs{customerKey(account, sale.CustomerID)}, keys...)
+	defaultDate := sale.NeedsPaymentDate()
+	if defaultDate {
+		// The default payment_date is the business's date: the account's
+		// timezone history, read (after now is stamped) alongside the rest.
+		reads = append(reads, accountKey(account))
+	}
 	return s.create(ctx, createSpec{
 		account: account, kind: "sale", idem: idem,
-		reads: append([]attrs{customerKey(account, sale.CustomerID)}, keys...),
+		reads: reads,
 		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
+			var hist business.TimezoneHistory
+			if defaultDate { // each attempt dates the payment at its own now
+				hist, reads = timezonesFrom(reads[len(reads)-1]), reads[:len(reads)-1]
+				sale.PaymentDate = ""
+			}
 			// Generated values are drawn first: the movements name the code.
 			if ns.CodeGenerated {
 				sale.InvoiceCode = business.NewInvoiceCode()
@@ -272,7 +284,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			}
 			sale.CustomerName = customerFrom(reads[0]).Name
 			sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version = id, now, now, 1
-			sale.DefaultPaymentDate(now)
+			sale.DefaultPaymentDate(now, hist)
 			rec := SaleRecord{}
 			if p := business.NewPayment(sale, money.Zero, now); p != nil {
 				sale.Payments = 1
@@ -447,7 +459,15 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		}
 		now := s.stamp()
 		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
-		next.DefaultPaymentDate(now)
+		if next.NeedsPaymentDate() {
+			// The business's date of now: the history read after now is
+			// stamped holds every zone in effect at now.
+			hist, err := s.timezoneHistory(ctx, account)
+			if err != nil {
+				return err
+			}
+			next.DefaultPaymentDate(now, hist)
+		}
 		// The sale as edited must stay within what one transaction can move
 		// (a void); a sale stored before the bound was lowered may keep the
 		// items it has (a payment is still recorded), but not add more.
