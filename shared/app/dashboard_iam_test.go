@@ -335,6 +335,9 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 	unpaid := sale("333333")
 	unpaid["amount_paid"] = "0"
 	f.api(key, "POST", "/api/v1/sales/add", unpaid)
+	unpaid = sale("444444") // its first payment is dated by the business's timezone
+	unpaid["amount_paid"] = "0"
+	f.api(key, "POST", "/api/v1/sales/add", unpaid)
 	stale(o)
 	actions := []struct {
 		path string
@@ -342,6 +345,7 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 	}{
 		{"/dashboard/sales/111111/payments", idem(url.Values{"amount": {"1.00"}, "payment_type": {"Cash"}, "payment_method": {"Cash"}})},
 		{"/dashboard/sales/111111/payments", idem(url.Values{"amount": {"not money"}})}, // refused
+		{"/dashboard/sales/444444/payments", idem(url.Values{"amount": {"1.00"}, "paid_before": {"0.00"}, "payment_type": {"Cash"}})},
 		{"/dashboard/sales/111111/refunds", idem(url.Values{"amount": {"1.00"}, "reason": {"returned"}})},
 		{"/dashboard/sales/333333/void", idem(url.Values{"reason": {"wrong till"}})},
 		{"/dashboard/expenses", idem(url.Values{"expense_type": {"Fuel"}, "expense_amount": {"4.00"}, "payment_method": {"Cash"}, "created_by": {"Owner"}})},
