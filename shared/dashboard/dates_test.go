@@ -1,37 +1,13 @@
 package dashboard
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"bizdata/shared/business"
 )
-
-// newOwnerIn is newOwner for an account whose timezone is tz from the start.
-func (b *board) newOwnerIn(code, tz string) *owner {
-	b.t.Helper()
-	a, err := business.NewAccount("Shop "+code, code, "GHS", "INV")
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	a.Timezone = tz
-	email := strings.ToLower(code) + "@example.com"
-	a, key, err := b.st.CreateAccountWithOwner(context.Background(), a, business.Owner{Email: email, PasswordHash: business.HashPassword(testPassword)})
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	o := b.browser()
-	o.email, o.password, o.acct, o.apiKey = email, testPassword, a, key
-	if st, body, _ := o.signIn(email, testPassword); st != http.StatusOK {
-		b.t.Fatalf("sign in: %d %s", st, body)
-	}
-	return o
-}
 
 // datesLateUTC moves b's clock to the next 23:00 UTC, when Auckland (UTC+13
 // in its summer, +12 in its winter) is already on the next day: a date read

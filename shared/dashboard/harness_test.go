@@ -142,9 +142,19 @@ const testPassword = "correct horse battery"
 // the owner in.
 func (b *board) newOwner(code string) *owner {
 	b.t.Helper()
+	return b.newOwnerIn(code, "")
+}
+
+// newOwnerIn is newOwner for an account whose timezone is tz from the start
+// ("" for a new account's own).
+func (b *board) newOwnerIn(code, tz string) *owner {
+	b.t.Helper()
 	a, err := business.NewAccount("Shop "+code, code, "GHS", "INV")
 	if err != nil {
 		b.t.Fatal(err)
+	}
+	if tz != "" {
+		a.Timezone = tz
 	}
 	email := strings.ToLower(code) + "@example.com"
 	a, key, err := b.st.CreateAccountWithOwner(context.Background(), a, business.Owner{Email: email, PasswordHash: business.HashPassword(testPassword)})
