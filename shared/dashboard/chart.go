@@ -52,11 +52,6 @@ func overviewChart(days []chartDay, currency string) template.HTML {
 	return chartOf(days, currency, chartWide) + chartOf(days, currency, chartNarrow)
 }
 
-// dailyChart is the wide drawing of days.
-func dailyChart(days []chartDay, currency string) template.HTML {
-	return chartOf(days, currency, chartWide)
-}
-
 // chartLabelEvery is how many days apart the date labels are, so that
 // labels of YYYY-MM-DD at the shape's text size never overlap.
 func chartLabelEvery(sh chartShape, days int) int {

@@ -125,7 +125,7 @@ func TestDailyChart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svg := string(dailyChart(tt.days, tt.currency))
+			svg := string(chartOf(tt.days, tt.currency, chartWide))
 			bars := parseChart(t, svg)
 			if len(bars) != 2*len(tt.days) {
 				t.Fatalf("got %d bars for %d days", len(bars), len(tt.days))
@@ -166,7 +166,7 @@ func TestDailyChart(t *testing.T) {
 					t.Errorf("chart contains %q:\n%s", s, svg)
 				}
 			}
-			if again := string(dailyChart(tt.days, tt.currency)); again != svg {
+			if again := string(chartOf(tt.days, tt.currency, chartWide)); again != svg {
 				t.Error("chart output is not deterministic")
 			}
 		})

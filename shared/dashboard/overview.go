@@ -218,7 +218,7 @@ func chartFirstDay(ov store.Overview, today time.Time) int {
 	}
 	opened := ov.Account.CreatedAt.In(overviewZone(ov)).Format(time.DateOnly)
 	for date, f := range ov.Days {
-		if date < opened && !figuresNone(f) {
+		if date < opened && !f.IsZero() {
 			opened = date
 		}
 	}
@@ -233,16 +233,11 @@ func chartFirstDay(ov store.Overview, today time.Time) int {
 // overviewQuiet reports whether no day of days has a figure.
 func overviewQuiet(days map[string]business.Figures) bool {
 	for _, f := range days {
-		if !figuresNone(f) {
+		if !f.IsZero() {
 			return false
 		}
 	}
 	return true
-}
-
-// figuresNone reports whether f counts no sale, money or expense.
-func figuresNone(f business.Figures) bool {
-	return f.SalesCount == 0 && f.Invoiced == 0 && f.Collected == 0 && f.Refunded == 0 && f.Expenses == 0
 }
 
 // overviewZone is the account's timezone (UTC if it cannot be loaded).

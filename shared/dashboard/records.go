@@ -80,20 +80,14 @@ func (s *Server) callRecordsList(w *http.ResponseWriter, r *http.Request, v *vis
 	return decodeRecords(data, dst)
 }
 
-// The lists' filters on a moment: a record added on or after created_at, or
-// changed on or before updated_at. The API reads them in UTC, as it stores
-// moments; the dashboard's forms take them in the business's timezone, the
-// one every date it shows is in.
-var (
-	lowerMoments = []string{"created_at"}
-	upperMoments = []string{"updated_at"}
-)
-
 // localFilters returns q with its filters on a moment, typed as local
 // dates (YYYY-MM-DD) or local times (YYYY-MM-DD HH:MM:SS) in timezone, as
-// the API's UTC times: a date as a lower bound is the start of that local
-// day, as an upper bound its last second. A value it cannot read is sent as
-// typed, for the API to refuse with its own message.
+// the API's UTC times: created_at (added on or after) from the start of its
+// local day, updated_at (changed on or before) to that day's last second.
+// The API reads them in UTC, as it stores moments; the dashboard's forms take
+// them in the business's timezone, the one every date it shows is in. A value
+// it cannot read is sent as typed, for the API to refuse with its own
+// message.
 func localFilters(q url.Values, timezone string) url.Values {
 	out := url.Values{}
 	for k, vs := range q {
@@ -103,14 +97,9 @@ func localFilters(q url.Values, timezone string) url.Values {
 	if err != nil {
 		return out
 	}
-	for _, bound := range []struct {
-		names []string
-		upper bool
-	}{{lowerMoments, false}, {upperMoments, true}} {
-		for _, name := range bound.names {
-			if v := q.Get(name); v != "" {
-				out.Set(name, localMoment(v, loc, bound.upper))
-			}
+	for name, upper := range map[string]bool{"created_at": false, "updated_at": true} {
+		if v := q.Get(name); v != "" {
+			out.Set(name, localMoment(v, loc, upper))
 		}
 	}
 	return out

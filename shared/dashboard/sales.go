@@ -62,10 +62,9 @@ func (s saleJSON) RefundStatus() string {
 	if !s.Refunded() {
 		return ""
 	}
-	if r, err1 := money.ParseAmount(s.AmountRefunded); err1 == nil {
-		if p, err2 := money.ParseAmount(s.AmountPaid); err2 == nil && r.Cmp(p) >= 0 {
-			return "Refunded"
-		}
+	r, _ := money.ParseAmount(s.AmountRefunded) // read by Refunded
+	if p, err := money.ParseAmount(s.AmountPaid); err == nil && r.Cmp(p) >= 0 {
+		return "Refunded"
 	}
 	return "Partly refunded"
 }
