@@ -401,6 +401,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		// Debts kept before their IX9 entries carried their aging are laid
+		// out again, so reports age the largest from the index alone.
+		dl, err := st.RelayoutDebts(ctx)
+		if err != nil {
+			return err
+		}
 		// Items written before the inventory's worth was kept add what
 		// they are worth, and those low or out of stock join its alerts.
 		w, err := st.CountLegacyItems(ctx)
@@ -414,9 +420,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		if *asJSON {
-			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l, "reported": c, "receivables": d, "stock": w, "events": e})
+			return json.NewEncoder(out).Encode(map[string]int{"migrated": n, "records": r, "ledgers": l, "reported": c, "receivables": d, "debts": dl, "stock": w, "events": e})
 		}
-		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened, %d records counted in reports, %d sales counted in receivables, %d items counted in the inventory's worth, %d events moved to the sharded feed\n", n, r, l, c, d, w, e)
+		fmt.Fprintf(out, "migrated %d accounts, %d records, %d item ledgers opened, %d records counted in reports, %d sales counted in receivables, %d debts laid out again, %d items counted in the inventory's worth, %d events moved to the sharded feed\n", n, r, l, c, d, dl, w, e)
 		return nil
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd))

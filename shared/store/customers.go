@@ -77,6 +77,9 @@ func (s *Store) UpdateCustomer(ctx context.Context, account string, id int64, ed
 			c.Version, c.UpdatedAt = old.Version+1, s.stamp()
 			ev := newEvents(account, c.UpdatedAt)
 			ev.add(business.EventCustomerUpdated, customerResource(*c), wire.CustomerData(*c))
+			if c.Name != old.Name { // the customer's debt, if any, takes the new name
+				ev.owe(business.ReceivableChange{Old: business.Owed{CustomerID: c.ID, CustomerName: old.Name}, New: business.Owed{CustomerID: c.ID, CustomerName: c.Name}})
+			}
 			return s.withEvents([]txItem{s.guardedPut(customerItem(account, *c), old.Version)}, ev)
 		})
 }

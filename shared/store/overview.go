@@ -48,10 +48,11 @@ const overviewSlack = 24 * time.Hour
 // any timezone may make last month to today), the receivables' sums, the
 // inventory's worth and the changes set aside (one Query from the aging's
 // first OWED#M# item to STOCK: OWED#M#, OWED#NONE, OWED#Y#, PARKED#, STOCK),
-// the largest debts and the stock alerts (IX9, one Query each); then the
-// debts as they are now and their customers' names (one BatchGetItem).
-// Seven calls, three in a row after the session's read, whatever the size
-// of the books.
+// the largest debts, with their aging and names, and the stock alerts
+// (IX9, one Query each). Five calls, side by side, whatever the size of the
+// books (a sixth after the largest debts, one BatchGetItem of them and
+// their customers, while some are laid out as before their IX9 entries
+// carried their aging).
 func (s *Store) Overview(ctx context.Context, account string) (Overview, error) {
 	now := s.now().UTC()
 	early, late := now.Add(-overviewSlack), now.Add(overviewSlack)
@@ -87,7 +88,7 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 		}
 	})
 	wg.Go(func() {
-		if debtors, errs[3] = s.largestDebts(ctx, account); errs[3] == nil {
+		if debtors, errs[3] = s.largestDebts(ctx, account); errs[3] == nil && legacyDebts(debtors) {
 			names, _, errs[3] = s.debtsNow(ctx, account, debtors)
 		}
 	})
@@ -117,7 +118,10 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 	for _, it := range days {
 		ov.Days[getS(it, "date")] = sumsFrom(it)
 	}
-	ov.Receivables = receivablesOf(ov.Today, owed, debtors, names)
+	var err error
+	if ov.Receivables, err = receivablesOf(ov.Today, owed, debtors, names); err != nil {
+		return Overview{}, err
+	}
 	ov.Stock, ov.Items = inventoryOf(stock, alerts)
 	return ov, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"bizdata/shared/business"
 
@@ -169,6 +171,14 @@ func (s *Store) receivableActions(ctx context.Context, account string, cs []busi
 	years := map[string]owedSum{}
 	var none owedSum
 	debts := map[int64]*debtDelta{}
+	touch := func(customer int64) *debtDelta {
+		d := debts[customer]
+		if d == nil {
+			d = &debtDelta{due: map[string]int64{}}
+			debts[customer] = d
+		}
+		return d
+	}
 	move := func(o business.Owed, sign int64) {
 		if o.Cents == 0 {
 			return
@@ -188,11 +198,7 @@ func (s *Store) receivableActions(ctx context.Context, account string, cs []busi
 			y := years[due[:4]]
 			years[due[:4]] = owedSum{y.owed + c, y.open + sign}
 		}
-		d := debts[o.CustomerID]
-		if d == nil {
-			d = &debtDelta{due: map[string]int64{}}
-			debts[o.CustomerID] = d
-		}
+		d := touch(o.CustomerID)
 		d.due[due] += c
 		d.open += sign
 		if sign > 0 {
@@ -200,6 +206,9 @@ func (s *Store) receivableActions(ctx context.Context, account string, cs []busi
 		}
 	}
 	for _, c := range cs {
+		if c.Old.Cents == 0 && c.New.Cents == 0 {
+			touch(c.New.CustomerID) // a rename: the debt takes the customer's name
+		}
 		move(c.Old, -1)
 		move(c.New, 1)
 	}
@@ -218,16 +227,22 @@ func (s *Store) receivableActions(ctx context.Context, account string, cs []busi
 		out = append(out, *up)
 	}
 	ids := slices.Sorted(maps.Keys(debts))
-	keys := make([]attrs, len(ids))
-	for i, id := range ids {
-		keys[i] = debtKey(account, id)
+	keys := make([]attrs, 0, 2*len(ids))
+	for _, id := range ids {
+		keys = append(keys, debtKey(account, id), customerKey(account, id))
 	}
-	read, err := s.batchGet(ctx, keys) // consistent: the version each write is conditioned on
+	// Consistent: the version each write is conditioned on, and the name
+	// the customer has now.
+	read, err := s.batchGet(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
 	for i, id := range ids {
-		if up := s.debtWrite(account, id, read[i], debts[id]); up != nil {
+		up, err := s.debtWrite(account, id, read[2*i], read[2*i+1], debts[id])
+		if err != nil {
+			return nil, err
+		}
+		if up != nil {
 			out = append(out, *up)
 		}
 	}
@@ -259,44 +274,124 @@ func (s *Store) owedAdd(account, sk, kind string, adds map[string]int64) *txItem
 		UpdateExpression: aws.String("SET #type = :type ADD " + strings.Join(parts, ", ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}}
 }
 
-// debtDueAttr is the debt item's cents by due date: outside its view, so
-// that the debtors' IX9 entries stay a few dozen bytes however many due
-// dates a customer has open (a reader of the debts' buckets reads the
-// debt items themselves, as it does for their freshness anyway).
-const debtDueAttr = "due"
+// legacyDueAttr is where debts written before their aging was kept in
+// their view held their cents by due date (a map, outside the view, so the
+// debtors' IX9 entries could not age them). A debt still so laid out is
+// read from the table (debtsNow) and rewritten in today's layout by its
+// next change or by RelayoutDebts.
+const legacyDueAttr = "due"
+
+// The debt's view keeps its cents by due date in agingAttr (agingFormat,
+// then for each date in order the days since the previous one, the first
+// since 1970-01-01, and its cents, both as varints) and those with no due
+// date in undatedAttr. A few bytes a due date: the debtors' IX9 entries
+// carry them, so the largest debts age from the index alone, however many
+// due dates a customer has open (hundreds come to a few KB).
+const (
+	agingAttr   = "aging"
+	undatedAttr = "undated"
+	agingFormat = 1
+)
+
+// encodeAging is due's dated amounts (owedNoDue left out) as agingAttr
+// keeps them.
+func encodeAging(due map[string]int64) []byte {
+	days := make([]int64, 0, len(due))
+	cents := make(map[int64]int64, len(due))
+	for d, c := range due {
+		t, err := time.Parse(business.DateFormat, d)
+		if d == owedNoDue || c == 0 || err != nil {
+			continue
+		}
+		day := t.Unix() / 86400
+		days, cents[day] = append(days, day), c
+	}
+	slices.Sort(days)
+	out := make([]byte, 1, 1+len(days)*5)
+	out[0] = agingFormat
+	prev := int64(0)
+	for _, day := range days {
+		out = binary.AppendVarint(out, day-prev)
+		out = binary.AppendVarint(out, cents[day])
+		prev = day
+	}
+	return out
+}
+
+// decodeAging adds the amounts b (agingAttr) holds into due, by date.
+func decodeAging(b []byte, due map[string]int64) error {
+	if len(b) == 0 || b[0] != agingFormat {
+		return fmt.Errorf("%w: debt aging of format %v", errUnreadable, b[:min(len(b), 1)])
+	}
+	day := int64(0)
+	for rest := b[1:]; len(rest) > 0; {
+		step, n := binary.Varint(rest)
+		if n <= 0 {
+			return fmt.Errorf("%w: debt aging cut short", errUnreadable)
+		}
+		c, m := binary.Varint(rest[n:])
+		if m <= 0 {
+			return fmt.Errorf("%w: debt aging cut short", errUnreadable)
+		}
+		day, rest = day+step, rest[n+m:]
+		due[time.Unix(day*86400, 0).UTC().Format(business.DateFormat)] += c
+	}
+	return nil
+}
 
 // debt is one customer's debt as its item keeps it.
 type debt struct {
 	CustomerID int64
 	Name       string
 	Owed, Open int64
-	Due        map[string]int64
+	Due        map[string]int64 // by due date, or owedNoDue
+	// legacy is a debt laid out before its view kept its aging: an IX9
+	// entry of one does not say what it owes by due date.
+	legacy bool
 }
 
-func debtFrom(it attrs) debt {
+// debtFrom reads a debt item, or its IX9 entry, or nil (no debt yet).
+func debtFrom(it attrs) (debt, error) {
 	d := debt{Due: map[string]int64{}}
 	v, ok := it[viewAttr].(*types.AttributeValueMemberM)
 	if !ok {
-		return d
+		return d, nil
 	}
 	d.CustomerID, d.Name = getInt(v.Value, "customer_id"), getS(v.Value, "name")
 	d.Owed, d.Open = getInt(v.Value, "owed"), getInt(v.Value, "open")
-	if due, ok := it[debtDueAttr].(*types.AttributeValueMemberM); ok {
-		for k := range due.Value {
-			d.Due[k] = getInt(due.Value, k)
+	aging, ok := v.Value[agingAttr].(*types.AttributeValueMemberB)
+	if !ok {
+		d.legacy = true
+		if due, ok := it[legacyDueAttr].(*types.AttributeValueMemberM); ok {
+			for k := range due.Value {
+				d.Due[k] = getInt(due.Value, k)
+			}
 		}
+		return d, nil
 	}
-	return d
+	if c := getInt(v.Value, undatedAttr); c != 0 {
+		d.Due[owedNoDue] = c
+	}
+	if err := decodeAging(aging.Value, d.Due); err != nil {
+		return d, fmt.Errorf("debt of customer %d: %w", d.CustomerID, err)
+	}
+	return d, nil
 }
 
 // maxOwed is the most a debtor's listing key orders (15 digits of cents).
 const maxOwed = 999999999999999
 
 // debtWrite writes customer's debt as read (was, nil when it has none yet)
-// moved by delta; nil when it moves nothing.
-func (s *Store) debtWrite(account string, customer int64, was attrs, delta *debtDelta) *txItem {
-	d := debtFrom(was)
-	moved := false
+// moved by delta, named as the customer is now (cust; nil when the
+// customer is not found, and the debt keeps the name of its latest sale);
+// nil when it moves nothing. A debt laid out before its view kept its
+// aging is rewritten whole even when delta moves nothing.
+func (s *Store) debtWrite(account string, customer int64, was, cust attrs, delta *debtDelta) (*txItem, error) {
+	d, err := debtFrom(was)
+	if err != nil {
+		return nil, err
+	}
+	moved := was != nil && d.legacy
 	for due, c := range delta.due {
 		if c == 0 {
 			continue
@@ -308,25 +403,32 @@ func (s *Store) debtWrite(account string, customer int64, was attrs, delta *debt
 	}
 	d.Open += delta.open
 	moved = moved || delta.open != 0
-	if delta.name != "" && delta.name != d.Name {
-		d.Name, moved = delta.name, true
+	name := d.Name
+	if delta.name != "" {
+		name = delta.name
 	}
-	if !moved {
-		return nil
+	if cust != nil {
+		name = customerFrom(cust).Name
+	}
+	if name != d.Name {
+		d.Name, moved = name, true
+	}
+	if !moved || was == nil && len(d.Due) == 0 && d.Open == 0 {
+		return nil, nil
 	}
 	d.Owed = 0
 	for _, c := range d.Due {
 		d.Owed += c
 	}
-	due := attrs{}
-	for k, c := range d.Due {
-		due[k] = nInt(c)
+	v := attrs{"customer_id": nInt(customer), "owed": nInt(d.Owed), "open": nInt(d.Open),
+		agingAttr: &types.AttributeValueMemberB{Value: encodeAging(d.Due)}}
+	if c := d.Due[owedNoDue]; c != 0 {
+		v[undatedAttr] = nInt(c)
 	}
-	v := attrs{"customer_id": nInt(customer), "owed": nInt(d.Owed), "open": nInt(d.Open)}
 	setS(v, "name", d.Name)
-	names := map[string]string{"#type": "type", "#v": viewAttr, "#due": debtDueAttr, "#version": "version", "#pk": IndexStatusDue.PK, "#sk": IndexStatusDue.SK}
-	vals := attrs{":type": str("owed_customer"), ":v": &types.AttributeValueMemberM{Value: v}, ":due": &types.AttributeValueMemberM{Value: due}}
-	expr := "SET #type = :type, #v = :v, #due = :due, #version = :next"
+	names := map[string]string{"#type": "type", "#v": viewAttr, "#due": legacyDueAttr, "#version": "version", "#pk": IndexStatusDue.PK, "#sk": IndexStatusDue.SK}
+	vals := attrs{":type": str("owed_customer"), ":v": &types.AttributeValueMemberM{Value: v}}
+	set, remove := "SET #type = :type, #v = :v, #version = :next", " REMOVE #due"
 	var cond string
 	if was == nil {
 		cond, vals[":next"] = "attribute_not_exists(PK)", nInt(1)
@@ -334,14 +436,14 @@ func (s *Store) debtWrite(account string, customer int64, was attrs, delta *debt
 		cond, vals[":was"], vals[":next"] = "#version = :was", nInt(getInt(was, "version")), nInt(getInt(was, "version")+1)
 	}
 	if d.Owed > 0 {
-		expr += ", #pk = :pk, #sk = :sk"
+		set += ", #pk = :pk, #sk = :sk"
 		vals[":pk"], vals[":sk"] = str(debtorsPK(account)), str(debtorSK(d.Owed, customer))
 	} else {
-		expr += " REMOVE #pk, #sk"
+		remove += ", #pk, #sk"
 	}
 	return &txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: debtKey(account, customer),
-		UpdateExpression: aws.String(expr), ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}},
-		onFail: errTypesMoved}
+		UpdateExpression: aws.String(set + remove), ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}},
+		onFail: errTypesMoved}, nil
 }
 
 // debtorSK orders debtors by what they owe, largest first, then by
@@ -356,7 +458,7 @@ func debtorSK(owed, customer int64) string {
 // debts IX9 lists (largest first; at most business.MaxDebtors are named)
 // and names, the customers' current names by id (a customer missing keeps
 // the name its debt holds).
-func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]string) business.Receivables {
+func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]string) (business.Receivables, error) {
 	sums := business.OwedSums{ByYear: map[string]int64{}, ByDay: map[string]int64{}}
 	for _, it := range owed {
 		switch sk := getS(it, "SK"); {
@@ -380,7 +482,10 @@ func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]
 	}
 	r := business.Receivables{AsOf: asOf, Outstanding: sums.Outstanding, Aging: sums.Age(asOf), Open: sums.Open}
 	for _, it := range debtors {
-		d := debtFrom(it)
+		d, err := debtFrom(it)
+		if err != nil {
+			return business.Receivables{}, err
+		}
 		if d.Owed <= 0 {
 			continue
 		}
@@ -400,22 +505,24 @@ func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]
 	if len(r.Debtors) > business.MaxDebtors {
 		r.Debtors = r.Debtors[:business.MaxDebtors]
 	}
-	return r
+	return r, nil
 }
 
 // Receivables returns what the account is owed on asOf (a local date; ""
 // for today where the merchant is, as Receivables.AsOf says), with every
 // change answered before the call counted. In the usual case, when nothing
-// waits, it is two round trips: at once the account item (its timezones),
+// waits, it is one round trip: at once the account item (its timezones),
 // the waiting figures items, the sums (one Query of OWED#NONE and the year
 // items, one of the day items AgingMonths names) and the largest debts'
-// IX9 entries; then one BatchGetItem of those debts as they are now (the
-// index may trail the table by a moment, and holds no due dates) and their
-// customers, for current names. When something waits, it is applied (EBUSY
-// past maxPendingApplied) and the sums and debts are read again. It
-// returns how many items it read: whatever the size of the books, at most
-// the waiting items, one item per year with sales due, 17 month items, the
-// account item and 60 more (debtors' entries, their debts and customers).
+// IX9 entries, which carry their aging and their customers' names. When
+// something waits, it is applied (EBUSY past maxPendingApplied), the sums
+// and debts are read again, and the debts listed are read as they are now
+// with their customers (one BatchGetItem: the index may trail the table by
+// a moment after the apply), as are debts laid out before their entries
+// carried their aging. It returns how many items it read: whatever the
+// size of the books, at most the waiting items, one item per year with
+// sales due, 17 month items, the account item and 60 more (debtors'
+// entries, their debts and customers).
 func (s *Store) Receivables(ctx context.Context, account, asOf string) (business.Receivables, int, error) {
 	// The sums' months a day either side of UTC's date cover today's
 	// wherever the merchant is, so the reads need not wait for the
@@ -453,11 +560,28 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 		}
 		read += n
 	}
-	names, n, err := s.debtsNow(ctx, account, debtors)
-	if err != nil {
-		return business.Receivables{}, read + n, err
+	var names map[string]string
+	if len(waiting) > 0 || legacyDebts(debtors) {
+		var n int
+		var err error
+		if names, n, err = s.debtsNow(ctx, account, debtors); err != nil {
+			return business.Receivables{}, read + n, err
+		}
+		read += n
 	}
-	return receivablesOf(asOf, owed, debtors, names), read + n, nil
+	r, err := receivablesOf(asOf, owed, debtors, names)
+	return r, read, err
+}
+
+// legacyDebts says whether any of debtors (IX9 entries) is laid out as
+// before debts' views kept their aging (see legacyDueAttr).
+func legacyDebts(debtors []attrs) bool {
+	for _, it := range debtors {
+		if v, ok := it[viewAttr].(*types.AttributeValueMemberM); !ok || v.Value[agingAttr] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // largestDebts reads the IX9 entries of the account's largest debts
@@ -485,7 +609,11 @@ func (s *Store) debtsNow(ctx context.Context, account string, debtors []attrs) (
 	ids := make([]int64, len(debtors))
 	keys := make([]attrs, 0, 2*len(debtors))
 	for i, it := range debtors {
-		ids[i] = debtFrom(it).CustomerID
+		d, err := debtFrom(it)
+		if err != nil {
+			return nil, 0, err
+		}
+		ids[i] = d.CustomerID
 		keys = append(keys, debtKey(account, ids[i]), customerKey(account, ids[i]))
 	}
 	found, err := s.batchGet(ctx, keys)
@@ -616,4 +744,52 @@ func (s *Store) countLegacyDebt(ctx context.Context, k attrs) (bool, error) {
 		return nil
 	})
 	return done, err
+}
+
+// RelayoutDebts rewrites every debt laid out before its view kept its
+// aging (see legacyDueAttr) in today's layout, named as its customer is now
+// (one Scan of the table for them; run from `admin migrate`, safe beside
+// the API and again after an interruption: each is written on condition of
+// the version read, and read again when an applier moved it meanwhile). It
+// returns how many it rewrote. Until then, reports read such debts from
+// the table as well as from the index.
+func (s *Store) RelayoutDebts(ctx context.Context) (int, error) {
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          aws.String("#t = :debt AND attribute_not_exists(#v.#aging)"),
+		ProjectionExpression:      aws.String("PK, SK"),
+		ExpressionAttributeNames:  map[string]string{"#t": "type", "#v": viewAttr, "#aging": agingAttr},
+		ExpressionAttributeValues: attrs{":debt": str("owed_customer")},
+	})
+	n := 0
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return n, fmt.Errorf("scan for debts to lay out again: %w", err)
+		}
+		for _, k := range page.Items {
+			account := strings.TrimSuffix(strings.TrimPrefix(getS(k, "PK"), "A#"), "#REPORT")
+			id, err := strconv.ParseInt(strings.TrimPrefix(getS(k, "SK"), debtPrefix), 10, 64)
+			if err != nil {
+				return n, fmt.Errorf("debt %s %s: %w", getS(k, "PK"), getS(k, "SK"), err)
+			}
+			err = retrying(ctx, func() error {
+				actions, err := s.receivableActions(ctx, account, []business.ReceivableChange{{New: business.Owed{CustomerID: id}}})
+				if err != nil || len(actions) == 0 {
+					return err
+				}
+				if err := s.transact(ctx, actions); errors.Is(err, errTypesMoved) {
+					return errRetry
+				} else if err != nil {
+					return err
+				}
+				n++
+				return nil
+			})
+			if err != nil {
+				return n, fmt.Errorf("lay out %s's debt of customer %d again (%d before it; run again to go on): %w", account, id, n, err)
+			}
+		}
+	}
+	return n, nil
 }

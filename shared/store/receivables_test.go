@@ -377,3 +377,100 @@ func TestDebtMovedMeanwhile(t *testing.T) {
 	}
 	sameReceivables(t, st, a.ID, "2026-03-01")
 }
+
+// TestDebtsAgeFromTheIndex: once what waits is applied, receivables are one
+// round trip (no read of the debts or customers after the index's), their
+// debtors named as their customers are now, a rename included. Debts laid
+// out as before their IX9 entries carried their aging (cents by due date
+// outside the view, a sale's old name in it) still age exactly, read from
+// the table with their customers' names; RelayoutDebts lays them out again
+// once, after which the index alone serves.
+func TestDebtsAgeFromTheIndex(t *testing.T) {
+	var reqs testdb.Requests
+	st, _ := testdb.NewStore(t, reqs.Option())
+	ctx := context.Background()
+	a, _ := testdb.NewAccount(t, st, "Shop", "DEBTLAYOUT")
+	for _, name := range []string{"Ama", "Kofi"} {
+		if _, err := st.CreateCustomer(ctx, a.ID, business.Customer{Name: name}, nil, render[business.Customer]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range []struct {
+		customer int64
+		due      string
+		cents    int64
+	}{{1, "2026-01-10", 1000}, {1, "2026-02-20", 2000}, {1, "2026-03-15", 500}, {2, "2026-02-01", 700}} {
+		c := strconv.Itoa(500000 + i)
+		sale := business.Sale{InvoiceCode: c, InvoiceNumber: "INV-" + c, CustomerID: s.customer, InvoiceType: "main", PaymentType: "Cash",
+			DueDate: s.due, SubTotal: cents(s.cents), Total: cents(s.cents), AmountPaid: money.Zero}
+		if err := sale.Validate(""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.CreateSale(ctx, a.ID, store.NewSale{Sale: sale}, nil, render[store.SaleRecord]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dates := []string{"2026-03-01", "2026-01-05", "2026-06-30"}
+	// reads are the calls of one report, and whether any read the debts or
+	// customers after the index.
+	reads := func() (calls int, after bool) {
+		t.Helper()
+		mark := reqs.Mark()
+		if _, _, err := st.Receivables(ctx, a.ID, "2026-03-01"); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range reqs.Since(mark) {
+			after = after || r.Operation == "BatchGetItem"
+		}
+		return len(reqs.Since(mark)), after
+	}
+	sameReceivables(t, st, a.ID, dates...) // the first applies what waits
+	if calls, after := reads(); after || calls > 8 {
+		t.Fatalf("receivables made %d calls, reading the debts after the index: %v", calls, after)
+	}
+	if _, err := st.UpdateCustomer(ctx, a.ID, 1, func(c *business.Customer) error { c.Name = "Ama Mensah"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sameReceivables(t, st, a.ID, dates...) // the rename applied, then from the index
+	if got, _, err := st.Receivables(ctx, a.ID, "2026-03-01"); err != nil || len(got.Debtors) != 2 || got.Debtors[0].Name != "Ama Mensah" {
+		t.Fatalf("debtors %+v (%v), want Ama Mensah first", got.Debtors, err)
+	}
+
+	// The layout before: Ama's and Kofi's debts as that release wrote them.
+	legacy := map[string]map[string]int64{"1": {"2026-01-10": 1000, "2026-02-20": 2000, "2026-03-15": 500}, "2": {"2026-02-01": 700}}
+	for id, due := range legacy {
+		k := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "A#" + a.ID + "#REPORT"}, "SK": &types.AttributeValueMemberS{Value: "OWED#C#" + id}}
+		out, err := st.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Table()), Key: k, ConsistentRead: aws.Bool(true)})
+		if err != nil || out.Item == nil {
+			t.Fatalf("debt of customer %s: %v", id, err)
+		}
+		it, v := out.Item, out.Item["v"].(*types.AttributeValueMemberM).Value
+		if _, ok := v["aging"]; !ok {
+			t.Fatalf("debt of customer %s has no aging in its view: %v", id, v)
+		}
+		delete(v, "aging")
+		delete(v, "undated")
+		v["name"] = &types.AttributeValueMemberS{Value: "Name on an old sale"}
+		m := map[string]types.AttributeValue{}
+		for d, c := range due {
+			m[d] = &types.AttributeValueMemberN{Value: strconv.FormatInt(c, 10)}
+		}
+		it["due"] = &types.AttributeValueMemberM{Value: m}
+		if _, err := st.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.Table()), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameReceivables(t, st, a.ID, dates...)
+	if _, after := reads(); !after {
+		t.Fatal("debts laid out as before were aged from the index alone")
+	}
+	for i, want := range []int{2, 0} { // a second run finds nothing to do
+		if n, err := st.RelayoutDebts(ctx); err != nil || n != want {
+			t.Fatalf("run %d laid out %d debts again (%v), want %d", i+1, n, err, want)
+		}
+	}
+	sameReceivables(t, st, a.ID, dates...)
+	if calls, after := reads(); after || calls > 8 {
+		t.Fatalf("after the migration, receivables made %d calls, reading the debts after the index: %v", calls, after)
+	}
+}
