@@ -236,6 +236,11 @@ func TestIAMMatchesCode(t *testing.T) {
 		// customer's debt read and written) before it reads what is owed.
 		{"add-sale", "POST", "/api/v1/sales/add", `{"invoice_code":"777777","customer_id":3,"sub_total_amount":"4.00","total_amount":"4.00","amount_paid":"0","invoice_type":"main","payment_type":"None","due_date":"2026-02-28"}`, nil, 200},
 		{"report-receivables", "GET", "/api/v1/reports/receivables?as_of=2026-06-30", "", nil, 200},
+		// A debtor renamed: the rename's figures item waits, and the report
+		// applies it (the debt read with its customer and written with the
+		// new name).
+		{"edit-customer", "PUT", "/api/v1/customers/3", `{"name":"Esi Mensah"}`, nil, 200},
+		{"report-receivables", "GET", "/api/v1/reports/receivables?as_of=2026-06-30", "", nil, 200},
 		// Both items run low: the inventory report lists them from IX9
 		// (read from the table below, once they lose their views).
 		{"edit-item", "PUT", "/api/v1/inventory/items/RICE-1", `{"minimum_qty_alert":"1000"}`, nil, 200},
@@ -302,7 +307,7 @@ func TestIAMMatchesCode(t *testing.T) {
 			}
 			shows = `"items_count":2` // both items
 			if l.function == "report-receivables" {
-				shows = `"name":"Esi"` // the debtors, by their customers read from the table
+				shows = `"name":"Esi Mensah"` // the debtors, by their customers read from the table
 			}
 		}
 		if got, body := call(l.function, "GET", l.path, ""); got != 200 || !strings.Contains(body, shows) {

@@ -50,9 +50,10 @@ const overviewSlack = 24 * time.Hour
 // first OWED#M# item to STOCK: OWED#M#, OWED#NONE, OWED#Y#, PARKED#, STOCK),
 // the largest debts, with their aging and names, and the stock alerts
 // (IX9, one Query each). Five calls, side by side, whatever the size of the
-// books (a sixth after the largest debts, one BatchGetItem of them and
-// their customers, while some are laid out as before their IX9 entries
-// carried their aging).
+// books; then, for a few seconds after a debt was written (the index may
+// trail the table) or while some of the largest are laid out as before
+// their IX9 entries carried their aging, one BatchGetItem of those debts
+// and their customers.
 func (s *Store) Overview(ctx context.Context, account string) (Overview, error) {
 	now := s.now().UTC()
 	early, late := now.Add(-overviewSlack), now.Add(overviewSlack)
@@ -88,9 +89,7 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 		}
 	})
 	wg.Go(func() {
-		if debtors, errs[3] = s.largestDebts(ctx, account); errs[3] == nil && legacyDebts(debtors) {
-			names, _, errs[3] = s.debtsNow(ctx, account, debtors)
-		}
+		debtors, errs[3] = s.largestDebts(ctx, account)
 	})
 	wg.Go(func() {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
@@ -111,6 +110,12 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return Overview{}, err
+	}
+	if !s.debtsSettled(owed, debtors) {
+		var err error
+		if names, _, err = s.debtsNow(ctx, account, debtors); err != nil {
+			return Overview{}, err
+		}
 	}
 	ov.Account, ov.Timezones = accountFrom(acct), timezonesFrom(acct)
 	ov.Today = ov.Timezones.Today(now)

@@ -160,9 +160,11 @@ type debtDelta struct {
 // receivableActions are the updates that apply cs to the account's
 // receivables, in the transaction that applies their figures items. Each
 // sums item is named once (a transaction names an item at most once); the
-// customers' debts are read consistently (one GetItem, or one BatchGetItem
-// for several) and each written whole on condition of its version: one that another applier moved meanwhile fails with
-// errTypesMoved, and applyTogether reads again.
+// customers' debts are read consistently with the customers (one
+// BatchGetItem) and each written whole on condition of its version: one
+// that another applier moved meanwhile fails with errTypesMoved, and
+// applyTogether reads again. When a debt is written, OWED#NONE says when
+// (debtsMovedAttr).
 func (s *Store) receivableActions(ctx context.Context, account string, cs []business.ReceivableChange) ([]txItem, error) {
 	if len(cs) == 0 {
 		return nil, nil
@@ -214,17 +216,14 @@ func (s *Store) receivableActions(ctx context.Context, account string, cs []busi
 	}
 	var out []txItem
 	for _, m := range slices.Sorted(maps.Keys(months)) {
-		if up := s.owedAdd(account, owedMonthPrefix+m, "owed_month", months[m]); up != nil {
+		if up := s.owedAdd(account, owedMonthPrefix+m, "owed_month", months[m], time.Time{}); up != nil {
 			out = append(out, *up)
 		}
 	}
 	for _, y := range slices.Sorted(maps.Keys(years)) {
-		if up := s.owedAdd(account, owedYearPrefix+y, "owed_year", map[string]int64{"owed": years[y].owed, "open": years[y].open}); up != nil {
+		if up := s.owedAdd(account, owedYearPrefix+y, "owed_year", map[string]int64{"owed": years[y].owed, "open": years[y].open}, time.Time{}); up != nil {
 			out = append(out, *up)
 		}
-	}
-	if up := s.owedAdd(account, owedNone, "owed_none", map[string]int64{"owed": none.owed, "open": none.open}); up != nil {
-		out = append(out, *up)
 	}
 	ids := slices.Sorted(maps.Keys(debts))
 	keys := make([]attrs, 0, 2*len(ids))
@@ -237,14 +236,18 @@ func (s *Store) receivableActions(ctx context.Context, account string, cs []busi
 	if err != nil {
 		return nil, err
 	}
+	var moved time.Time
 	for i, id := range ids {
 		up, err := s.debtWrite(account, id, read[2*i], read[2*i+1], debts[id])
 		if err != nil {
 			return nil, err
 		}
 		if up != nil {
-			out = append(out, *up)
+			out, moved = append(out, *up), time.Now() // the index's lag is in real time, whatever the store's clock
 		}
+	}
+	if up := s.owedAdd(account, owedNone, "owed_none", map[string]int64{"owed": none.owed, "open": none.open}, moved); up != nil {
+		out = append(out, *up)
 	}
 	return out, nil
 }
@@ -253,11 +256,17 @@ func debtKey(account string, customer int64) attrs {
 	return key(reportPK(account), debtPrefix+strconv.FormatInt(customer, 10))
 }
 
-// owedAdd is the ADD of the non-zero amounts of adds to the sums item sk;
-// nil when they move nothing.
-func (s *Store) owedAdd(account, sk, kind string, adds map[string]int64) *txItem {
+// owedAdd is the ADD of the non-zero amounts of adds to the sums item sk,
+// and the SET of debtsMovedAttr to debtsMoved unless it is zero; nil when
+// they move nothing.
+func (s *Store) owedAdd(account, sk, kind string, adds map[string]int64, debtsMoved time.Time) *txItem {
 	names := map[string]string{"#type": "type"}
 	vals := attrs{":type": str(kind)}
+	set := "SET #type = :type"
+	if !debtsMoved.IsZero() {
+		set += ", #moved = :moved"
+		names["#moved"], vals[":moved"] = debtsMovedAttr, nInt(debtsMoved.UnixMilli())
+	}
 	var parts []string
 	for _, a := range slices.Sorted(maps.Keys(adds)) {
 		if adds[a] == 0 {
@@ -267,11 +276,53 @@ func (s *Store) owedAdd(account, sk, kind string, adds map[string]int64) *txItem
 		names["#a"+n], vals[":v"+n] = a, nInt(adds[a])
 		parts = append(parts, "#a"+n+" :v"+n)
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 && debtsMoved.IsZero() {
 		return nil
 	}
+	if len(parts) > 0 {
+		set += " ADD " + strings.Join(parts, ", ")
+	}
 	return &txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: key(reportPK(account), sk),
-		UpdateExpression: aws.String("SET #type = :type ADD " + strings.Join(parts, ", ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}}
+		UpdateExpression: aws.String(set), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}}
+}
+
+// debtsMovedAttr is when, in milliseconds since 1970 (real time), a
+// customer's debt was last written (on OWED#NONE, which every receivables
+// read reads consistently). The debtors' IX9 entries may trail the table
+// for a moment after: until DebtsSettle has passed, a reader reads the
+// debts it lists from the table again, so a change answered before the
+// read is in every debtor's figures, as it is in the sums.
+const debtsMovedAttr = "debts_moved_at"
+
+// DebtsSettle is how long after a debt's write its IX9 entry is not trusted
+// to show it: indexes follow the table within a fraction of a second, under
+// normal conditions.
+const DebtsSettle = 5 * time.Second
+
+// SetDebtsSettle changes how long after a debt's write reports read the
+// debts from the table (tests use 0, or an hour).
+func (s *Store) SetDebtsSettle(d time.Duration) { s.debtsSettle = &d }
+
+// debtsSettled says whether the debts' IX9 entries may be read as the
+// debts: none is laid out as before their entries carried their aging, and
+// no debt was written within the settle time (owed holds OWED#NONE, if it
+// exists).
+func (s *Store) debtsSettled(owed, debtors []attrs) bool {
+	settle := DebtsSettle
+	if s.debtsSettle != nil {
+		settle = *s.debtsSettle
+	}
+	for _, it := range owed {
+		if getS(it, "SK") == owedNone && time.Since(time.UnixMilli(getInt(it, debtsMovedAttr))) < settle {
+			return false
+		}
+	}
+	for _, it := range debtors {
+		if v, ok := it[viewAttr].(*types.AttributeValueMemberM); !ok || v.Value[agingAttr] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // legacyDueAttr is where debts written before their aging was kept in
@@ -364,7 +415,11 @@ func debtFrom(it attrs) (debt, error) {
 		d.legacy = true
 		if due, ok := it[legacyDueAttr].(*types.AttributeValueMemberM); ok {
 			for k := range due.Value {
-				d.Due[k] = getInt(due.Value, k)
+				at := k
+				if _, err := time.Parse(business.DateFormat, k); err != nil {
+					at = owedNoDue // counted as current, as the sums count it
+				}
+				d.Due[at] += getInt(due.Value, k)
 			}
 		}
 		return d, nil
@@ -511,15 +566,16 @@ func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]
 // Receivables returns what the account is owed on asOf (a local date; ""
 // for today where the merchant is, as Receivables.AsOf says), with every
 // change answered before the call counted. In the usual case, when nothing
-// waits, it is one round trip: at once the account item (its timezones),
-// the waiting figures items, the sums (one Query of OWED#NONE and the year
-// items, one of the day items AgingMonths names) and the largest debts'
-// IX9 entries, which carry their aging and their customers' names. When
-// something waits, it is applied (EBUSY past maxPendingApplied), the sums
-// and debts are read again, and the debts listed are read as they are now
-// with their customers (one BatchGetItem: the index may trail the table by
-// a moment after the apply), as are debts laid out before their entries
-// carried their aging. It returns how many items it read: whatever the
+// waits and no debt was written in the last DebtsSettle, it is one round
+// trip: at once the account item (its timezones), the waiting figures
+// items, the sums (one Query of OWED#NONE and the year items, one of the
+// day items AgingMonths names) and the largest debts' IX9 entries, which
+// carry their aging and their customers' names. When something waits, it
+// is applied (EBUSY past maxPendingApplied) and the sums and debts are read
+// again; then, when a debt was just written (the index may trail the
+// table) or one listed is laid out as before its entry carried its aging,
+// the debts listed are read as they are now with their customers (one
+// BatchGetItem). It returns how many items it read: whatever the
 // size of the books, at most the waiting items, one item per year with
 // sales due, 17 month items, the account item and 60 more (debtors'
 // entries, their debts and customers).
@@ -561,7 +617,7 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 		read += n
 	}
 	var names map[string]string
-	if len(waiting) > 0 || legacyDebts(debtors) {
+	if len(waiting) > 0 || !s.debtsSettled(owed, debtors) {
 		var n int
 		var err error
 		if names, n, err = s.debtsNow(ctx, account, debtors); err != nil {
@@ -573,38 +629,38 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 	return r, read, err
 }
 
-// legacyDebts says whether any of debtors (IX9 entries) is laid out as
-// before debts' views kept their aging (see legacyDueAttr).
-func legacyDebts(debtors []attrs) bool {
-	for _, it := range debtors {
-		if v, ok := it[viewAttr].(*types.AttributeValueMemberM); !ok || v.Value[agingAttr] == nil {
-			return true
-		}
-	}
-	return false
-}
 
 // largestDebts reads the IX9 entries of the account's largest debts
-// (business.MaxDebtors of them, largest first; they hold no due dates).
+// (business.MaxDebtors of them, largest first, each with its aging; a page
+// of 1 MB holds them unless debts run to tens of thousands of open due
+// dates, when it reads on).
 func (s *Store) largestDebts(ctx context.Context, account string) ([]attrs, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(IndexStatusDue.Name),
 		KeyConditionExpression:    aws.String("#pk = :pk"),
 		ExpressionAttributeNames:  map[string]string{"#pk": IndexStatusDue.PK},
 		ExpressionAttributeValues: attrs{":pk": str(debtorsPK(account))},
 		Limit:                     aws.Int32(business.MaxDebtors),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("query debtors: %w", err)
 	}
-	return out.Items, nil
+	var found []attrs
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("query debtors: %w", err)
+		}
+		found = append(found, out.Items...)
+		if len(found) >= business.MaxDebtors || out.LastEvaluatedKey == nil {
+			return found, nil
+		}
+		in.ExclusiveStartKey, in.Limit = out.LastEvaluatedKey, aws.Int32(int32(business.MaxDebtors-len(found)))
+	}
 }
 
 // debtsNow reads, in one BatchGetItem, the debts debtors lists as they are
-// now (the index may trail the table by a moment; their due dates are not
-// in it), replacing each entry found, and their customers, whose current
-// names it returns by id; and how many items it read.
+// now (the index may trail the table by a moment, and entries laid out as
+// before hold no aging), replacing each entry found, and their customers,
+// whose current names it returns by id; and how many items it read.
 func (s *Store) debtsNow(ctx context.Context, account string, debtors []attrs) (map[string]string, int, error) {
 	ids := make([]int64, len(debtors))
 	keys := make([]attrs, 0, 2*len(debtors))

@@ -378,19 +378,23 @@ func TestDebtMovedMeanwhile(t *testing.T) {
 	sameReceivables(t, st, a.ID, "2026-03-01")
 }
 
-// TestDebtsAgeFromTheIndex: once what waits is applied, receivables are one
-// round trip (no read of the debts or customers after the index's), their
-// debtors named as their customers are now, a rename included. Debts laid
-// out as before their IX9 entries carried their aging (cents by due date
-// outside the view, a sale's old name in it) still age exactly, read from
-// the table with their customers' names; RelayoutDebts lays them out again
-// once, after which the index alone serves.
+// TestDebtsAgeFromTheIndex: once what waits is applied and the debts have
+// settled, receivables are one round trip (no read of the debts or
+// customers after the index's), their debtors named as their customers are
+// now, a rename included (a customer who owes nothing gets no debt by it).
+// Within the settle time of a debt's write the debts listed are read from
+// the table again. Debts laid out as before their IX9 entries carried their
+// aging (cents by due date outside the view, a sale's old name in it) still
+// age exactly, read from the table with their customers' names;
+// RelayoutDebts lays them out again once, after which the index alone
+// serves.
 func TestDebtsAgeFromTheIndex(t *testing.T) {
 	var reqs testdb.Requests
 	st, _ := testdb.NewStore(t, reqs.Option())
+	st.SetDebtsSettle(0)
 	ctx := context.Background()
 	a, _ := testdb.NewAccount(t, st, "Shop", "DEBTLAYOUT")
-	for _, name := range []string{"Ama", "Kofi"} {
+	for _, name := range []string{"Ama", "Kofi", "Yaw"} {
 		if _, err := st.CreateCustomer(ctx, a.ID, business.Customer{Name: name}, nil, render[business.Customer]); err != nil {
 			t.Fatal(err)
 		}
@@ -435,16 +439,58 @@ func TestDebtsAgeFromTheIndex(t *testing.T) {
 	if got, _, err := st.Receivables(ctx, a.ID, "2026-03-01"); err != nil || len(got.Debtors) != 2 || got.Debtors[0].Name != "Ama Mensah" {
 		t.Fatalf("debtors %+v (%v), want Ama Mensah first", got.Debtors, err)
 	}
-
-	// The layout before: Ama's and Kofi's debts as that release wrote them.
-	legacy := map[string]map[string]int64{"1": {"2026-01-10": 1000, "2026-02-20": 2000, "2026-03-15": 500}, "2": {"2026-02-01": 700}}
-	for id, due := range legacy {
+	if _, err := st.UpdateCustomer(ctx, a.ID, 3, func(c *business.Customer) error { c.Name = "Yaw Boateng"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sameReceivables(t, st, a.ID, dates...)
+	debtOf := func(id string) map[string]types.AttributeValue {
+		t.Helper()
 		k := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "A#" + a.ID + "#REPORT"}, "SK": &types.AttributeValueMemberS{Value: "OWED#C#" + id}}
 		out, err := st.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Table()), Key: k, ConsistentRead: aws.Bool(true)})
-		if err != nil || out.Item == nil {
-			t.Fatalf("debt of customer %s: %v", id, err)
+		if err != nil {
+			t.Fatal(err)
 		}
-		it, v := out.Item, out.Item["v"].(*types.AttributeValueMemberM).Value
+		return out.Item
+	}
+	if it := debtOf("3"); it != nil {
+		t.Fatalf("a rename of a customer who owes nothing wrote a debt: %v", it)
+	}
+
+	// A debt just written (here by an applier other than the report) is
+	// read from the table until it settles.
+	sale := business.Sale{InvoiceCode: "500009", InvoiceNumber: "INV-500009", CustomerID: 2, InvoiceType: "main", PaymentType: "Cash",
+		DueDate: "2026-02-10", SubTotal: cents(900), Total: cents(900), AmountPaid: money.Zero}
+	if err := sale.Validate(""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateSale(ctx, a.ID, store.NewSale{Sale: sale}, nil, render[store.SaleRecord]); err != nil {
+		t.Fatal(err)
+	}
+	items, err := st.WaitingFigures(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.ApplyFigures(ctx, a.ID, items); err != nil || n != 1 {
+		t.Fatalf("applied %d (%v)", n, err)
+	}
+	st.SetDebtsSettle(time.Hour)
+	if _, after := reads(); !after {
+		t.Fatal("a debt written a moment before was read from the index alone")
+	}
+	sameReceivables(t, st, a.ID, dates...)
+	st.SetDebtsSettle(0)
+	if calls, after := reads(); after || calls > 8 {
+		t.Fatalf("once settled, receivables made %d calls, reading the debts after the index: %v", calls, after)
+	}
+
+	// The layout before: Ama's and Kofi's debts as that release wrote them.
+	legacy := map[string]map[string]int64{"1": {"2026-01-10": 1000, "2026-02-20": 2000, "2026-03-15": 500}, "2": {"2026-02-01": 700, "2026-02-10": 900}}
+	for id, due := range legacy {
+		it := debtOf(id)
+		if it == nil {
+			t.Fatalf("customer %s has no debt", id)
+		}
+		v := it["v"].(*types.AttributeValueMemberM).Value
 		if _, ok := v["aging"]; !ok {
 			t.Fatalf("debt of customer %s has no aging in its view: %v", id, v)
 		}

@@ -22,6 +22,7 @@ type Store struct {
 	cursorSecret []byte
 	evaluated    int // items one list request may read; 0 means MaxEvaluated
 	eventSettle  *time.Duration
+	debtsSettle  *time.Duration
 	ids          idBlocks
 	onParked     func(account, id string, cause error)
 }
