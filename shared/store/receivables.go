@@ -629,7 +629,6 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 	return r, read, err
 }
 
-
 // largestDebts reads the IX9 entries of the account's largest debts
 // (business.MaxDebtors of them, largest first, each with its aging; a page
 // of 1 MB holds them unless debts run to tens of thousands of open due
