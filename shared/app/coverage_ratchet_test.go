@@ -98,6 +98,7 @@ var storeSitesNotYetRun = []uncoveredPair{
 	{"replay-webhook-endpoint", "(*Store).batchGet → (*Store).batchGetCall", "a read of several keys (BatchGetItem); the flows read one"},
 	{"replay-webhook-endpoint", "(*Store).batchGet → (*Store).getItem", "a read of one key (GetItem); the flows read several"},
 	{"replay-webhook-endpoint", "(*Store).batchGetCall → (*dynamodb.Client).BatchGetItem", "a read of several keys (BatchGetItem); the flows read one"},
+	{"report-receivables", "(*Store).batchGet → (*Store).getItem", "a read of one key (GetItem): receivables read debts in pairs with their customers, so never one key"},
 	{"report-summary", "(*Store).batchGet → (*Store).getItem", "a read of one key (GetItem): the debt of the one customer the waiting figures move; the flows move several"},
 	{"retry-webhooks", "(*Store).EndpointSecrets → (*Store).getOne", "a delivery's secrets when the endpoint item was read without them"},
 	{"retry-webhooks", "(*Store).FindEndpointNow → (*Store).getOne", "an endpoint read again before an attempt"},

@@ -320,6 +320,14 @@ func TestIAMMatchesCode(t *testing.T) {
 			}
 		}
 	}
+	// One of the two low items written again, with its view: the inventory
+	// report reads the other alone from the table, by GetItem.
+	if got, body := call("edit-item", "PUT", "/api/v1/inventory/items/BEANS-1", `{"minimum_qty_alert":"999"}`); got != 200 {
+		t.Fatalf("edit-item: %d %s", got, body)
+	}
+	if got, body := call("report-inventory", "GET", "/api/v1/reports/inventory", ""); got != 200 || !strings.Contains(body, `"RICE-1"`) {
+		t.Fatalf("report-inventory over one alert without a view: %d %s", got, body)
+	}
 
 	// Webhook endpoints: created (their secret written blind), edited,
 	// disabled by the dispatcher (which records an event) and enabled again
