@@ -572,10 +572,10 @@ func receivablesOf(asOf string, owed []attrs, debtors []attrs, names map[string]
 // day items AgingMonths names) and the largest debts' IX9 entries, which
 // carry their aging and their customers' names. When something waits, it
 // is applied (EBUSY past maxPendingApplied) and the sums and debts are read
-// again; then, when a debt was just written (the index may trail the
-// table) or one listed is laid out as before its entry carried its aging,
-// the debts listed are read as they are now with their customers (one
-// BatchGetItem). It returns how many items it read: whatever the
+// again; then, when a debt was just written (by that apply or another: the
+// index may trail the table) or one listed is laid out as before its entry
+// carried its aging, the debts listed are read as they are now with their
+// customers (one BatchGetItem). It returns how many items it read: whatever the
 // size of the books, at most the waiting items, one item per year with
 // sales due, 17 month items, the account item and 60 more (debtors'
 // entries, their debts and customers).
@@ -617,7 +617,7 @@ func (s *Store) Receivables(ctx context.Context, account, asOf string) (business
 		read += n
 	}
 	var names map[string]string
-	if len(waiting) > 0 || !s.debtsSettled(owed, debtors) {
+	if !s.debtsSettled(owed, debtors) { // what a report applies stamps OWED#NONE too
 		var n int
 		var err error
 		if names, n, err = s.debtsNow(ctx, account, debtors); err != nil {
