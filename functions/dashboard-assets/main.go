@@ -6,11 +6,11 @@ import (
 	"os"
 
 	"bizdata/shared/app"
-	"bizdata/shared/dashboard/lambdafn"
+	"bizdata/shared/app/lambdas"
 )
 
 func main() {
-	if err := lambdafn.RunFunction("dashboard-assets"); err != nil {
+	if err := lambdas.RunDashboardFunction("dashboard-assets"); err != nil {
 		app.Logger().Error("startup failed", "error", err.Error())
 		os.Exit(1)
 	}

@@ -7,10 +7,11 @@ import (
 	"os"
 
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 )
 
 func main() {
-	if err := app.RunDeliverWebhooks(); err != nil {
+	if err := lambdas.RunDeliverWebhooks(); err != nil {
 		app.Logger().Error("startup failed", "error", err.Error())
 		os.Exit(1)
 	}

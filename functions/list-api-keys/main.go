@@ -6,10 +6,11 @@ import (
 	"os"
 
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 )
 
 func main() {
-	if err := app.RunFunction("list-api-keys"); err != nil {
+	if err := lambdas.RunFunction("list-api-keys"); err != nil {
 		app.Logger().Error("startup failed", "error", err.Error())
 		os.Exit(1)
 	}

@@ -6,10 +6,11 @@ import (
 	"os"
 
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 )
 
 func main() {
-	if err := app.RunRetryWebhooks(); err != nil {
+	if err := lambdas.RunRetryWebhooks(); err != nil {
 		app.Logger().Error("startup failed", "error", err.Error())
 		os.Exit(1)
 	}

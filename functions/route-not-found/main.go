@@ -8,10 +8,11 @@ import (
 	"os"
 
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 )
 
 func main() {
-	if err := app.RunFunction("route-not-found"); err != nil {
+	if err := lambdas.RunFunction("route-not-found"); err != nil {
 		app.Logger().Error("startup failed", "error", err.Error())
 		os.Exit(1)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"bizdata/shared/business"
-	"bizdata/shared/store"
 	"bizdata/shared/wire"
 )
 
@@ -16,11 +15,28 @@ import (
 // account's API keys as the API's key routes do, without a key of the
 // account's (the stand-in for the dashboard). Secrets are printed once, when
 // made, and never stored.
+var keyCommands = []command{
+	{"key list", `key list --account ID [--json]
+                         (the account's active keys, live and test, oldest first; never their secrets)`, listKeys},
+	{"key create", `key create --account ID --name N --scopes S1,S2 [--mode live|test] [--json]
+                         (a new key, printed this once; scopes: sales:read sales:write expenses:read
+                          expenses:write inventory:read inventory:write customers:read customers:write
+                          reports:read events:read webhooks:write keys:write, or * for all; mode live
+                          by default, test acts on the account's test data)`, createKey},
+	{"key revoke", "key revoke --account ID --key KEY_ID [--json]", revokeKey},
+	{"key rotate", `key rotate --account ID [--key KEY_ID] [--json]
+                         (a new secret for the key, printed this once; --key may be left out when
+                          the account has one key)`, rotateKey},
+}
 
 // listKeys prints the account's active keys, oldest first: one line each,
 // or their JSON.
-func listKeys(ctx context.Context, st *store.Store, account string, asJSON bool, out io.Writer) error {
-	ks, err := st.ListKeys(ctx, account)
+func listKeys(ctx context.Context, o options, out io.Writer) error {
+	st, err := openForAccount(ctx, o)
+	if err != nil {
+		return err
+	}
+	ks, err := st.ListKeys(ctx, o.account)
 	if err != nil {
 		return err
 	}
@@ -28,7 +44,7 @@ func listKeys(ctx context.Context, st *store.Store, account string, asJSON bool,
 	for i, k := range ks {
 		all[i] = wire.NewAPIKey(k)
 	}
-	if asJSON {
+	if o.asJSON {
 		return json.NewEncoder(out).Encode(all)
 	}
 	for _, k := range all {
@@ -38,16 +54,22 @@ func listKeys(ctx context.Context, st *store.Store, account string, asJSON bool,
 	return nil
 }
 
-// createKey makes a key named name with scopes (comma-separated) of mode
-// ("live", "test"; "" is live) and prints it with its secret, this once.
-func createKey(ctx context.Context, st *store.Store, account, name, scopes, mode string, asJSON bool, out io.Writer) error {
+// createKey makes a key named --name with --scopes (comma-separated) of
+// --mode ("live", "test"; "" is live) and prints it with its secret, this
+// once.
+func createKey(ctx context.Context, o options, out io.Writer) error {
+	st, err := openForAccount(ctx, o)
+	if err != nil {
+		return err
+	}
+	account := o.account
 	var list []string
-	for _, s := range strings.Split(scopes, ",") {
+	for _, s := range strings.Split(o.scopes, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			list = append(list, s)
 		}
 	}
-	spec, err := business.NewKeySpec(name, list, mode)
+	spec, err := business.NewKeySpec(o.name, list, o.mode)
 	if err != nil {
 		return err
 	}
@@ -55,30 +77,45 @@ func createKey(ctx context.Context, st *store.Store, account, name, scopes, mode
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if o.asJSON {
 		return json.NewEncoder(out).Encode(map[string]any{"account_id": account, "key_id": k.ID, "api_key": secret, "key": wire.NewAPIKey(k)})
 	}
 	fmt.Fprintf(out, "name:       %s\nmode:       %s\nscopes:     %s\n", k.Name, k.Mode(), strings.Join(k.Scopes, ","))
 	return printKey(out, false, account, k.ID, secret)
 }
 
-// revokeKey ends key id of the account and prints it.
-func revokeKey(ctx context.Context, st *store.Store, account, id string, asJSON bool, out io.Writer) error {
-	k, err := st.RevokeKey(ctx, account, nil, id)
+// revokeKey ends key --key of the account and prints it.
+func revokeKey(ctx context.Context, o options, out io.Writer) error {
+	if err := requireAccount(o); err != nil {
+		return err
+	}
+	if o.keyID == "" {
+		return fmt.Errorf("%w: --key is required (see 'key list')", errUsage)
+	}
+	st, err := openStore(ctx)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return json.NewEncoder(out).Encode(map[string]any{"account_id": account, "revoked": wire.NewAPIKey(k)})
+	k, err := st.RevokeKey(ctx, o.account, nil, o.keyID)
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		return json.NewEncoder(out).Encode(map[string]any{"account_id": o.account, "revoked": wire.NewAPIKey(k)})
 	}
 	_, err = fmt.Fprintf(out, "API key %s (%s, %s) revoked: it stops working within 5 s\n", k.ID, k.Name, k.Mode())
 	return err
 }
 
-// rotateKey gives key id of the account a new secret and prints it. Without
-// an id, the account's one key is rotated; an account with several keys is
-// a usage error naming them.
-func rotateKey(ctx context.Context, st *store.Store, account, id string, asJSON bool, out io.Writer) error {
+// rotateKey gives key --key of the account a new secret and prints it.
+// Without --key, the account's one key is rotated; an account with several
+// keys is a usage error naming them.
+func rotateKey(ctx context.Context, o options, out io.Writer) error {
+	st, err := openForAccount(ctx, o)
+	if err != nil {
+		return err
+	}
+	account, id := o.account, o.keyID
 	if id == "" {
 		ks, err := st.ListKeys(ctx, account)
 		if err != nil {
@@ -100,5 +137,14 @@ func rotateKey(ctx context.Context, st *store.Store, account, id string, asJSON 
 	if err != nil {
 		return err
 	}
-	return printKey(out, asJSON, account, id, secret)
+	return printKey(out, o.asJSON, account, id, secret)
+}
+
+// printKey prints a key's secret, shown this once, with its account and id.
+func printKey(out io.Writer, asJSON bool, account, keyID, key string) error {
+	if asJSON {
+		return json.NewEncoder(out).Encode(map[string]string{"account_id": account, "key_id": keyID, "api_key": key})
+	}
+	_, err := fmt.Fprintf(out, "account_id: %s\nkey_id:     %s\napi_key:    %s\n(the key is shown only now; keep it secret)\n", account, keyID, key)
+	return err
 }

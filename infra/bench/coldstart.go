@@ -1,5 +1,7 @@
 package main
 
+// The cold-start step: bootstrap sizes and time to the first event.
+
 import (
 	"fmt"
 	"os"
@@ -46,7 +48,7 @@ func (b *bench) coldStart(bins string) error {
 		runs = append(runs, d)
 	}
 	b.printf("Process start to first handled event (`get-sale` built for this machine, a local Lambda Runtime API serving one `GET /api/v1/sales/100042` event, table on DynamoDB Local), 7 starts: median %s, min %s, max %s.\n\n",
-		median(runs).Round(time.Millisecond/10), pct(runs, 0).Round(time.Millisecond/10), pct(runs, 1).Round(time.Millisecond/10))
+		median(runs).Round(time.Millisecond/10), percentile(runs, 0).Round(time.Millisecond/10), percentile(runs, 1).Round(time.Millisecond/10))
 	return nil
 }
 

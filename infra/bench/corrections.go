@@ -1,5 +1,12 @@
 package main
 
+// Corrections (refunds, voids, the stock ledger) change records that only
+// allow so much (a sale refunds what was paid, and is voided once), so their
+// requests get records of their own, made once before they are measured:
+// a customer, stocked items, sales to refund and sales to void, and an item
+// with a ledger of more than 100 movements. The memory step gets sales of
+// its own to refund and void.
+
 import (
 	"fmt"
 	"sync"
@@ -7,13 +14,6 @@ import (
 
 	"bizdata/shared/business"
 )
-
-// Corrections (refunds, voids, the stock ledger) change records that only
-// allow so much (a sale refunds what was paid, and is voided once), so their
-// requests get records of their own, made once before they are measured:
-// a customer, stocked items, sales to refund and sales to void, and an item
-// with a ledger of more than 100 movements. The memory step gets sales of
-// its own to refund and void.
 
 const (
 	corrStockA   = "CORR-STOCK-A" // sold, returned and given back by voids
@@ -48,7 +48,7 @@ func (b *bench) corrections() error {
 func (b *bench) makeCorrections() error {
 	// made adds a record and returns its id.
 	made := func(path, key string, body map[string]any) (int, error) {
-		_, out, err := b.do("POST", path, body)
+		_, out, err := b.request("POST", path, body)
 		if err != nil {
 			return 0, err
 		}
@@ -85,7 +85,7 @@ func (b *bench) makeCorrections() error {
 		if paid != "0" {
 			body["payment_date"] = "2026-10-01"
 		}
-		_, _, err := b.do("POST", "/api/v1/sales/add", body)
+		_, _, err := b.request("POST", "/api/v1/sales/add", body)
 		return err
 	}
 	goods := []any{map[string]any{"item_name": "Service", "unit_price": "25.00", "quantity": "2"}}
@@ -130,7 +130,7 @@ func (b *bench) makeCorrections() error {
 		if i%2 == 0 {
 			q = "-2"
 		}
-		if _, _, err := b.do("POST", "/api/v1/inventory/items/"+corrLedger+"/adjustments",
+		if _, _, err := b.request("POST", "/api/v1/inventory/items/"+corrLedger+"/adjustments",
 			map[string]any{"quantity": q, "reason": "count", "note": fmt.Sprintf("bench %d", i)}); err != nil {
 			return err
 		}
@@ -176,22 +176,20 @@ func (b *bench) correctionCases() []correctionCase {
 }
 
 // correctionTrips reports the round trips of the correction requests, in a
-// table of their own with the target of issue 21 beside each and whether it
-// is met; it marks their functions covered.
+// table of their own with the target beside each and whether it is met; it
+// marks their functions covered.
 func (b *bench) correctionTrips(covered map[string]bool) error {
 	if err := b.corrections(); err != nil {
 		return err
 	}
-	b.printf("### Corrections\n\nRefunds, voids and the stock ledger, each case on records of its own made beforehand (a sale to refund %d times; %d sales to void, one a run; an item with %d movements), through the Lambda function with the API key cache warm; every POST carries a new Idempotency-Key, as a client that retries safely sends it (the key's record is read beside the sale or item, in parallel). Each case made %d times, the typical run reported. Target (issue 21): refund and void at most 2 sequential; the movements list 1 read; adjustments and item edits, as every other write, at most 2 sequential. A refund or void that gives stock back reads the sale, then the items it moves (a movement's quantity_after is the quantity the write leaves, so each item moved is read at its version), then writes.\n\n| function | case | method | calls | sequential round trips | runs that differed | target | met |\n|---|---|---|---|---|---|---|---|\n",
+	b.printf("### Corrections\n\nRefunds, voids and the stock ledger, each case on records of its own made beforehand (a sale to refund %d times; %d sales to void, one a run; an item with %d movements), through the Lambda function with the API key cache warm; every POST carries a new Idempotency-Key, as a client that retries safely sends it (the key's record is read beside the sale or item, in parallel). Each case made %d times, the typical run reported. Target (issue 21): refund and void at most 2 sequential; the movements list 1 read; adjustments and item edits, as every other write, at most 2 sequential. A refund or void that gives stock back reads the sale, then the items it moves (a movement's quantity_after is the quantity the write leaves, so each item moved is read at its version), then writes.\n\n",
 		corrRuns, corrRuns, corrMoves, corrRuns)
+	b.printf(tripsTableHead)
 	stamp := time.Now().UnixNano()
 	for n, c := range b.correctionCases() {
 		covered[c.function] = true
 		typical, differed, err := b.typicalRun(corrRuns, func(i int) error {
-			var body any
-			if c.body != nil {
-				body = c.body(i)
-			}
+			body := bodyAt(c.body, i)
 			var headers map[string]string
 			if c.method == "POST" {
 				headers = map[string]string{"idempotency-key": fmt.Sprintf("bench-%d-%d-%d", stamp, n, i)}
@@ -206,11 +204,7 @@ func (b *bench) correctionTrips(covered map[string]bool) error {
 		if c.method == "GET" {
 			target, met = fmt.Sprintf("%d read", c.target), typical.calls <= c.target && typical.depth <= c.target
 		}
-		verdict := "yes"
-		if !met {
-			verdict = "**no**"
-		}
-		b.printf("| %s | %s | %s | %d | %d | %s | %s | %s |\n", c.function, c.what, c.method, typical.calls, typical.depth, differed, target, verdict)
+		b.printTripRow(c.function, c.what, c.method, typical, differed, target, verdict(met))
 	}
 	b.printf("\n")
 	return nil
@@ -230,48 +224,4 @@ func (b *bench) ledgerRead() (read, returned int, err error) {
 		return 0, 0, fmt.Errorf("movements of %s: %d returned (next %q), want a full page of %d and more", corrLedger, len(p.Items), p.Next, corrMovesMax)
 	}
 	return p.Scanned, len(p.Items), nil
-}
-
-// memoryCorrection is the memory step's call of a correction function and
-// the path of its request i (memoryPlan sends 0 cold, 1 to 4 ordinary, 5 the
-// largest body, 6 one over the limit): the round-trips step's cases of the
-// function by turns (refund-sale: money only, then with a returned stocked
-// line; void-sale: without, then with stocked lines), each on a record that
-// takes it: refunds of the memory step's paid sale, the largest refund (a
-// unit back of each line) of its 100-line sale, voids each of a sale of its
-// own. ok is false for a function with no correction case.
-func (b *bench) memoryCorrection(name string) (c call, path func(i int) string, ok bool, err error) {
-	var cases []correctionCase
-	for _, k := range b.correctionCases() {
-		if k.function == name {
-			cases = append(cases, k)
-		}
-	}
-	if len(cases) == 0 {
-		return c, nil, false, nil
-	}
-	if err := b.corrections(); err != nil {
-		return c, nil, true, err
-	}
-	turn := func(i int) correctionCase { return cases[i%len(cases)] }
-	path = func(i int) string { return turn(i).path(i) }
-	switch name {
-	case "refund-sale":
-		path = func(i int) string {
-			if i == 5 {
-				return fmt.Sprintf("/api/v1/sales/%d/refunds", refundLines)
-			}
-			return fmt.Sprintf("/api/v1/sales/%d/refunds", refundMemory)
-		}
-	case "void-sale":
-		if len(cases) != 2 { // voidMemory's sales: by turns without and with stocked lines
-			return c, nil, true, fmt.Errorf("void-sale has %d correction cases; its memory sales are made for 2", len(cases))
-		}
-		path = func(i int) string { return fmt.Sprintf("/api/v1/sales/%d/void", voidMemory+i) }
-	}
-	c = call{function: name, method: cases[0].method, path: path(0), query: cases[0].query}
-	if cases[0].body != nil {
-		c.body = func(i int) any { return turn(i).body(i) }
-	}
-	return c, path, true, nil
 }

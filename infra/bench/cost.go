@@ -1,20 +1,12 @@
 package main
 
+// The cost step: the DynamoDB capacity each route's request consumes, on
+// records of its own, through a server whose client carries the meter.
+
 import (
-	"bytes"
-	"cmp"
-	"compress/flate"
 	"context"
-	_ "embed"
-	"encoding/json"
 	"fmt"
-	"io"
-	"maps"
-	"math/rand/v2"
 	"net/http"
-	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"bizdata/shared/api"
@@ -38,100 +30,11 @@ type costRow struct {
 	calls    []metered
 }
 
-// costBefore is cost_before.json: rows measured on the design before the
-// index redesign.
-type costBefore struct {
-	Commit  string    `json:"commit"`
-	Command string    `json:"command"`
-	Rows    []costRow `json:"rows"`
-}
-
-//go:embed cost_before.json
-var costBeforeJSON []byte
-
-// saleCase is one sale size of the sales routes.
-type saleCase struct {
-	name     string
-	customer int
-	code     int // the measured sale's invoice code; 9 more follow it
-	lines    []map[string]any
-	sub, tot string
-}
-
-func saleCases() []saleCase {
-	small := saleCase{name: "3-line sale", customer: 1, code: 300000, sub: "29.00", tot: "32.00", lines: []map[string]any{
-		{"item_name": "Rice 5kg", "description": "bag", "unit_price": "10.00", "quantity": "2", "tax": "2.00"},
-		{"item_name": "Salt", "description": "1 kg", "unit_price": "2.50", "quantity": "2", "tax": "1.00"},
-		{"item_name": "Cooking oil", "description": "1 l bottle", "unit_price": "4.00", "quantity": "1", "tax": "0"},
-	}}
-	big := saleCase{name: "100-line sale", customer: 2, code: 400000, sub: "2500.00", tot: "2600.00"}
-	words := rand.New(rand.NewPCG(100, 1000)) // the same descriptions every run
-	for i := range business.MaxSaleLines {
-		big.lines = append(big.lines, map[string]any{"item_name": fmt.Sprintf("Kente %d", i+1),
-			"description": description(words, 1000), "unit_price": "12.50", "quantity": "2", "tax": "1.00"})
-	}
-	return []saleCase{small, big}
-}
-
-// description returns n characters of text as a shop writes it: sentences
-// of words drawn by r from descriptionWords, with a few quantities, so that
-// it compresses as such text does (repeated text would shrink far more).
-func description(r *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		words := 6 + r.IntN(10)
-		for w := range words {
-			word := descriptionWords[r.IntN(len(descriptionWords))]
-			switch {
-			case w == 0:
-				word = strings.ToUpper(word[:1]) + word[1:]
-			case r.IntN(12) == 0:
-				word = fmt.Sprintf("%d %s", 1+r.IntN(250), descriptionUnits[r.IntN(len(descriptionUnits))])
-			case w < words-1 && r.IntN(9) == 0:
-				word += ","
-			}
-			b.WriteString(word)
-			if w < words-1 {
-				b.WriteByte(' ')
-			}
-		}
-		b.WriteString(". ")
-	}
-	text := strings.TrimRight(b.String()[:n-1], " ,.")
-	return text + strings.Repeat(".", n-len(text)) // n characters, the last sentence ended
-}
-
-var descriptionUnits = []string{"kg", "g", "l", "ml", "cm", "mm", "m", "yards", "pieces", "pairs", "packs", "sheets", "rolls", "bags", "boxes", "sets"}
-
-// descriptionWords are the words of the 100-line sale's descriptions.
-var descriptionWords = strings.Fields(`
-	hand woven kente strip gold green red black yellow blue white orange purple brown grey silver cream maroon navy
-	cotton silk wool linen polyester rayon leather suede canvas denim velvet lace batik wax print adinkra smock fugu
-	dress shirt blouse skirt trousers shorts jacket coat scarf headwrap cap hat sandals shoes slippers belt bag purse
-	wallet necklace bracelet earrings ring beads bangle anklet pendant brooch tie bow tailored fitted loose long short
-	sleeve sleeveless collar button zip pocket lining hem seam stitch embroidered beaded pleated gathered draped wrapped
-	traditional modern classic casual formal ceremonial wedding funeral festival church office school party weekend
-	holiday market durable soft smooth rough light heavy thick thin warm cool breathable washable colourfast handmade
-	locally sourced imported premium standard economy deluxe large medium small extra size pattern stripe check floral
-	geometric plain dyed bleached natural organic recycled bamboo cane raffia straw clay wood carved polished painted
-	glazed bowl plate cup jug pot basket mat stool chair table shelf frame mirror lamp candle soap shea butter cocoa
-	palm oil coconut groundnut honey pepper ginger garlic onion tomato plantain cassava yam maize rice beans millet
-	sorghum flour sugar salt tea coffee milk juice water bottle sachet carton crate sack tin jar tube packet bundle
-	pair set dozen piece roll sheet length width height weight colour finish quality delivery pickup order stock
-	available limited edition new arrival best seller gift wrapped boxed labelled sealed fresh dried smoked roasted
-	ground whole sliced chopped mixed assorted spicy sweet mild rich fragrant scented unscented gentle strong quick
-	easy simple elegant bold bright vivid muted pastel deep rich matching contrasting border trim fringe tassel cord
-	strap handle lid base edge corner front back side inner outer upper lower left right double single triple layer
-	for with and the of in on from by to each per every our your this that customer tailor weaver artisan workshop
-	Kumasi Accra Bonwire Tamale Ho Cape Coast Volta Ashanti Northern region village town city family cooperative
-	guaranteed inspected tested approved certified repaired replaced returned exchanged measured cut sewn pressed
-`)
-
-// cost reports the DynamoDB capacity each route's request consumes, as AWS
+// costPerOperation reports the DynamoDB capacity each route's request consumes, as AWS
 // bills it (see capacity.go), checked against what DynamoDB Local reports.
 // It makes its own records, in an account of its own, through an API server
 // whose DynamoDB client carries the meter.
-func (b *bench) cost() error {
+func (b *bench) costPerOperation() error {
 	plain, err := app.NewDynamoDB(b.ctx, b.cfg.Endpoint)
 	if err != nil {
 		return err
@@ -142,14 +45,11 @@ func (b *bench) cost() error {
 		return err
 	}
 	h := api.NewServer(st, b.quiet, time.Hour).Handler(api.Routes)
-	a, _ := business.NewAccount("Cost Shop", fmt.Sprintf("COST%d", time.Now().UnixNano()), "GHS", "")
-	acct, apiKey, err := st.CreateAccount(b.ctx, a)
+	acct, apiKey, err := createAccount(b.ctx, st, "Cost Shop", fmt.Sprintf("COST%d", time.Now().UnixNano()))
 	if err != nil {
 		return err
 	}
-	benchKey := b.key
-	b.key = apiKey
-	defer func() { b.key = benchKey }()
+	defer b.actAs(apiKey)()
 	if err := b.costSetup(h, st, acct.ID); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
@@ -219,10 +119,7 @@ func (b *bench) cost() error {
 			rows = append(rows, r...)
 			continue
 		}
-		var body any
-		if c.body != nil {
-			body = c.body(0)
-		}
+		body := bodyAt(c.body, 0)
 		target := c.path
 		if c.query != "" {
 			target += "?" + c.query
@@ -323,10 +220,7 @@ func (b *bench) costCorrections(h http.Handler, measure func(route, method, kase
 		if c.query != "" {
 			target += "?" + c.query
 		}
-		var body any
-		if c.body != nil {
-			body = c.body(0)
-		}
+		body := bodyAt(c.body, 0)
 		kase := c.what
 		if c.function == "list-movements" { // the round-trips step's item has corrMoves
 			kase = fmt.Sprintf("movements list, a page of %d of an item's %d", corrMovesMax, costLedgerMoves)
@@ -338,12 +232,6 @@ func (b *bench) costCorrections(h http.Handler, measure func(route, method, kase
 		rows = append(rows, r)
 	}
 	return rows, nil
-}
-
-func (sc saleCase) body(code string) map[string]any {
-	return map[string]any{"invoice_code": code, "invoice_number": code, "customer_id": sc.customer,
-		"sub_total_amount": sc.sub, "total_amount": sc.tot, "amount_paid": "0", "payment_type": "None",
-		"invoice_type": "main", "due_date": "2026-12-31", "issued_by": "Bench", "items": sc.lines}
 }
 
 // costSetup makes what the bench's requests name: customers 1-10 (1 buys
@@ -373,16 +261,6 @@ func (b *bench) costSetup(h http.Handler, st *store.Store, account string) error
 	return err
 }
 
-// serve sends one request through h with the bench's key and returns the
-// response body; anything but a 200 is an error.
-func (b *bench) serve(h http.Handler, method, target string, body any) (string, error) {
-	rec := b.send(h, method, target, body)
-	if rec.Code != http.StatusOK {
-		return "", fmt.Errorf("%s %s: %d %s", method, target, rec.Code, rec.Body.String())
-	}
-	return rec.Body.String(), nil
-}
-
 // entriesWith counts the entries of every index, for the items keys name,
 // that carry what has looks for.
 func (m *meter) entriesWith(ctx context.Context, keys []key, has func(item) bool) (int, error) {
@@ -393,7 +271,7 @@ func (m *meter) entriesWith(ctx context.Context, keys []key, has func(item) bool
 			continue
 		}
 		seen[id] = true
-		it, err := m.images(ctx, []key{k})
+		it, err := m.readImages(ctx, []key{k})
 		if err != nil {
 			return 0, err
 		}
@@ -435,230 +313,3 @@ func hasLines(it item) bool {
 // hasEventBody reports whether it has an event's JSON (as it is or
 // deflated).
 func hasEventBody(it item) bool { return it["body"] != nil || it["body_z"] != nil }
-
-func (b *bench) costReport(rows []costRow, withLines, withBody int) error {
-	var before costBefore
-	if err := json.Unmarshal(costBeforeJSON, &before); err != nil {
-		return fmt.Errorf("cost_before.json: %w", err)
-	}
-	was := map[string]costRow{}
-	for _, r := range before.Rows {
-		was[r.Route+"|"+r.Case] = r
-	}
-	b.printf("## Cost per operation\n\n")
-	b.printf("DynamoDB capacity each request consumes, as AWS bills it, computed for every DynamoDB call from the sizes of the items it read or wrote "+
-		"(each written item read before and after the call by a separate client) with AWS's published rules: an item's size is its attribute names and values; "+
-		"a write costs ceil(size / 1 KB) WCU, size being the larger of the item before and after; an index entry (table keys, index keys, projected attributes) "+
-		"costs the same per write, one write when the item enters or leaves the index or a projected attribute changes, two (delete, put) when its index keys change, "+
-		"none otherwise; every write in a TransactWriteItems counts twice (prepare and commit, as AWS documents for the table's items; the index writes a transaction causes "+
-		"are doubled too, an upper bound), a ConditionCheck as two writes of its item; a read costs ceil(size / 4 KB) RCU per item (GetItem, BatchGetItem) "+
-		"or for all a Query read together (index entries, on an index), half when eventually consistent, at least one unit. "+
-		"Every call also asked DynamoDB Local for its consumed capacity (ReturnConsumedCapacity INDEXES), and the two were compared (below the table). "+
-		"Requests go through the API's handler with the key cache warm, in an account of this step's own holding 10 customers, categories, items and expenses and "+
-		"10 sales of each size; no Idempotency-Key; the sales routes' lines name no inventory item (no stock moves); each line of the 100-line sale has a 1000-character description, "+
-		"sentences of words drawn (by a seeded generator, the same every run) from %d shop and product words with a few quantities, as varied as a shop's own text. "+
-		"The corrections (after the other routes, each case of the round-trips step's once) are on records of their own there: each refund the first of a paid sale of 2 stocked lines "+
-		"(2 units of each of 2 items), each void of an unpaid sale of 2 lines (without items, or 2 units of each of 2 other items), the adjustment and the quantity edit on items of their own, "+
-		"and the movements page of an item with %d movements.\n\n", len(descriptionWords), costLedgerMoves)
-	b.printf("| route | method | case | table WCU | index WCU | RCU | calls | before, at %s: table WCU / index WCU / RCU |\n|---|---|---|---|---|---|---|---|\n", before.Commit)
-	var calls, agreed int
-	var differ []string
-	for _, r := range rows {
-		prev := ""
-		if p, ok := was[r.Route+"|"+r.Case]; ok {
-			prev = fmt.Sprintf("%s / %s / %s", num(p.TableWCU), num(p.IndexWCU), num(p.RCU))
-		}
-		b.printf("| %s | %s | %s | %s | %s | %s | %d | %s |\n", r.Route, r.Method, r.Case, num(r.TableWCU), num(r.IndexWCU), num(r.RCU), len(r.calls), prev)
-		for _, c := range r.calls {
-			calls++
-			if d := c.mismatch(); d != "" {
-				differ = append(differ, fmt.Sprintf("| %s | %s | %s | %s | %s |", r.Route, r.Case, c.op, d, c.note))
-			} else {
-				agreed++
-			}
-		}
-	}
-	b.printf("\nBefore: every row but the 100-line ones as this step measured them at commit %s, the design before the index redesign "+
-		"(infra/bench/cost_before.json holds them and the command).\n\n", before.Commit)
-	b.printf("Calculator against DynamoDB Local: %d of %d DynamoDB calls agreed on every figure Local reports (the table's and each index's WCU of every write, "+
-		"transactions included, and the RCU of every read).\n\n", agreed, calls)
-	if len(differ) > 0 {
-		b.printf("| route | case | call | figures | why |\n|---|---|---|---|---|\n%s\n\n", strings.Join(differ, "\n"))
-	}
-	row := func(route, kase string) costRow {
-		for _, r := range rows {
-			if r.Route == route && r.Case == kase {
-				return r
-			}
-		}
-		return costRow{}
-	}
-	met := func(ok bool) string {
-		if ok {
-			return "yes"
-		}
-		return "**no**"
-	}
-	sale := func(n string) (costRow, costRow) {
-		return row("add-sale", n), row("edit-sale", "payment edit (draft -> partial) of a "+n)
-	}
-	add3, edit3 := sale("3-line sale")
-	calc3 := add3.TableWCU + add3.IndexWCU + edit3.TableWCU + edit3.IndexWCU
-	local3, unreported := 0.0, 0
-	for _, c := range append(add3.calls, edit3.calls...) {
-		local3 += c.local.table + c.local.indexTotal()
-		if c.written != nil && c.calc.indexTotal() > 0 && !c.localIndexes {
-			unreported++
-		}
-	}
-	localNote := ""
-	if unreported > 0 {
-		localNote = fmt.Sprintf(" (%d writes without Local's figures per index: their index WCU not counted)", unreported)
-	}
-	add100, edit100 := sale("100-line sale")
-	b.printf("| goal | measured | target | met |\n|---|---|---|---|\n")
-	b.printf("| a typical sale, 3-line add + one payment edit of it: table / index WCU (total), AWS's rules | %s / %s (%s) | at most 60 | %s |\n",
-		num(add3.TableWCU+edit3.TableWCU), num(add3.IndexWCU+edit3.IndexWCU), num(calc3), met(calc3 <= 60))
-	b.printf("| a typical sale, 3-line add + one payment edit of it: WCU by DynamoDB Local's consumed capacity (table and indexes)%s | %s | at most 50 | %s |\n",
-		localNote, num(local3), met(local3 <= 50))
-	for _, r := range []costRow{edit100, add100} {
-		what := "payment edit of a 100-line sale"
-		if r.Route == "add-sale" {
-			what = "add of a 100-line sale"
-		}
-		base := r.baseWCU()
-		ratio := (r.TableWCU + r.IndexWCU) / base
-		b.printf("| %s: total WCU ÷ table WCU of the sale item and its event items (transaction included): (%s + %s) ÷ %s | %.2f | at most 1.5 | %s |\n",
-			what, num(r.TableWCU), num(r.IndexWCU), num(base), ratio, met(ratio <= 1.5))
-		name, most := r.largestIndex()
-		b.printf("| %s: largest index WCU of that request (%s) | %s | at most 4 per index | %s |\n", what, name, num(most), met(most <= 4))
-	}
-	b.printf("| index entries carrying sale lines (every index, for the items the 100-line add and edit wrote) | %d | 0 | %s |\n", withLines, met(withLines == 0))
-	b.printf("| index entries carrying an event body (every index, for the items the 100-line add and edit wrote) | %d | 0 | %s |\n\n", withBody, met(withBody == 0))
-	b.itemWrites([]costRow{add3, edit3})
-	b.eventSizes([]costRow{row("add-customer", "`/api/v1/customers/add`"), add3, edit3, add100, edit100})
-	if path := os.Getenv("BENCH_COST_JSON"); path != "" {
-		return writeCostBefore(path, rows)
-	}
-	return nil
-}
-
-// baseWCU is the table WCU of the sale item and the event items r wrote
-// (twice, for a transaction).
-func (r costRow) baseWCU() float64 {
-	t := 0.0
-	for _, c := range r.calls {
-		for _, w := range c.items {
-			if typ := stringOf(w.image["type"]); typ == "sale" || typ == "event" {
-				t += w.cost.table
-			}
-		}
-	}
-	return t
-}
-
-// largestIndex returns the index r wrote most to, and its WCU.
-func (r costRow) largestIndex() (string, float64) {
-	per := map[string]float64{}
-	for _, c := range r.calls {
-		for name, u := range c.calc.index {
-			per[name] += u
-		}
-	}
-	name, most := "none", 0.0
-	for _, n := range slices.Sorted(maps.Keys(per)) {
-		if per[n] > most {
-			name, most = n, per[n]
-		}
-	}
-	return name, most
-}
-
-func stringOf(v types.AttributeValue) string {
-	if s, ok := v.(*types.AttributeValueMemberS); ok {
-		return s.Value
-	}
-	return ""
-}
-
-// eventTypeOf returns the type of an event item (in its view).
-func eventTypeOf(it item) string {
-	_, t, _ := store.EventFromImage(it)
-	return t
-}
-
-// itemWrites reports, item by item, what rows' requests wrote and what
-// each write cost by AWS's rules.
-func (b *bench) itemWrites(rows []costRow) {
-	b.printf("The typical sale's writes item by item, by AWS's rules (a transaction's counted twice; an index's WCU per index the item entered, left, moved in or changed in):\n\n")
-	b.printf("| request | call | item | table WCU | index WCU |\n|---|---|---|---|---|\n")
-	for _, r := range rows {
-		for _, c := range r.calls {
-			for _, w := range c.items {
-				typ := stringOf(w.image["type"])
-				if typ == "event" {
-					typ += " " + eventTypeOf(w.image)
-				}
-				var per []string
-				for _, n := range slices.Sorted(maps.Keys(w.cost.index)) {
-					per = append(per, fmt.Sprintf("%s %s", n, num(w.cost.index[n])))
-				}
-				b.printf("| %s %s | %s | %s (%d bytes) | %s | %s |\n", r.Route, r.Case, c.op, cmp.Or(typ, "?"), itemSize(w.image), num(w.cost.table),
-					cmp.Or(strings.Join(per, ", "), "0"))
-			}
-		}
-	}
-	b.printf("\n")
-}
-
-// eventSizes reports the event items rows' requests wrote, as read back
-// from the table after each request: the event's JSON and what the item
-// stores of it (the JSON, or deflated when that is smaller).
-func (b *bench) eventSizes(rows []costRow) {
-	b.printf("Event items as stored, read back from the table after each request: the event's JSON, and the attribute that holds it " +
-		"(`body`, the JSON; `body_z`, deflated, for JSON of at least 512 bytes that deflating makes smaller); the item's size and what writing it cost, by AWS's rules.\n\n")
-	b.printf("| request | event | JSON (bytes) | as stored (bytes) | item (bytes) | table WCU (transaction included) | index WCU |\n|---|---|---|---|---|---|---|\n")
-	for _, r := range rows {
-		for _, c := range r.calls {
-			for _, w := range c.items {
-				if stringOf(w.image["type"]) != "event" {
-					continue
-				}
-				n, stored := eventBodySizes(w.image)
-				b.printf("| %s %s | %s | %d | %s | %d | %s | %s |\n", r.Route, r.Case, eventTypeOf(w.image), n, stored,
-					itemSize(w.image), num(w.cost.table), num(w.cost.indexTotal()))
-			}
-		}
-	}
-	b.printf("\n")
-}
-
-// eventBodySizes returns the bytes of the JSON an event item holds, and
-// what it stores: "`body` n" or "`body_z` n (p% of the JSON)".
-func eventBodySizes(it item) (int, string) {
-	if z, ok := it["body_z"].(*types.AttributeValueMemberB); ok {
-		j, err := io.ReadAll(flate.NewReader(bytes.NewReader(z.Value)))
-		if err != nil {
-			return 0, fmt.Sprintf("`body_z` %d (does not inflate: %v)", len(z.Value), err)
-		}
-		return len(j), fmt.Sprintf("`body_z` %d (%.0f%% of the JSON)", len(z.Value), 100*float64(len(z.Value))/float64(len(j)))
-	}
-	j := stringOf(it["body"])
-	return len(j), fmt.Sprintf("`body` %d", len(j))
-}
-
-// writeCostBefore saves rows but the 100-line ones for cost_before.json
-// (BENCH_COST_JSON; the commit and the command are filled in by hand).
-func writeCostBefore(path string, rows []costRow) error {
-	out := costBefore{}
-	for _, r := range rows {
-		if !strings.Contains(r.Case, "100-line") {
-			out.Rows = append(out.Rows, r)
-		}
-	}
-	j, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(j, '\n'), 0o644)
-}

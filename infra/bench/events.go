@@ -1,5 +1,8 @@
 package main
 
+// The events feed and the webhook endpoints: their requests' round trips,
+// and the items the feed reads per event it returns.
+
 import (
 	"encoding/json"
 	"fmt"
@@ -15,9 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
-
-// The events feed and the webhook endpoints (issue 22): their requests'
-// round trips, and the items the feed reads per event it returns.
 
 // eventCase is one kind of request of the events feed or the webhook
 // endpoints: run i of corrRuns.
@@ -109,8 +109,9 @@ func (b *bench) eventTrips(covered map[string]bool) error {
 		{function: "list-endpoint-deliveries", what: "the endpoint's 10 deliveries (the endpoint read beside them)", method: "GET", path: ep("/deliveries"), target: 1},
 		{function: "delete-webhook-endpoint", what: "delete", method: "DELETE", path: ep(""), target: 2},
 	}
-	b.printf("### Events and webhook endpoints\n\nThe events feed and the webhook endpoints (issue 22), through the Lambda function with the API key cache warm, over the loaded account; each case made %d times, the typical run reported. The endpoints are the create runs' own: run i of every later case uses the endpoint run i created, and the delete runs remove them. Target: 1 sequential for reads (list-endpoint-deliveries reads the endpoint beside its deliveries, as list-webhook-deliveries reads the settings; the unfiltered feed reads its shards' partitions at once), but at most 2 for a filtered feed page (the filter's index entries, which carry keys only, then their events by key), at most 2 sequential for writes, but 3 for a test send (the endpoint and its secrets read at once, the minute's test-send count, the delivery recorded after the post; the receiver is unreachable here) and for redelivering one delivery (the endpoint read consistently, the delivery, the transaction). Every write of a record above (sales, customers, expenses, categories, items, refunds, voids, adjustments) writes its events in its own transaction: they add no call.\n\n| function | case | method | calls | sequential round trips | runs that differed | target | met |\n|---|---|---|---|---|---|---|---|\n",
+	b.printf("### Events and webhook endpoints\n\nThe events feed and the webhook endpoints (issue 22), through the Lambda function with the API key cache warm, over the loaded account; each case made %d times, the typical run reported. The endpoints are the create runs' own: run i of every later case uses the endpoint run i created, and the delete runs remove them. Target: 1 sequential for reads (list-endpoint-deliveries reads the endpoint beside its deliveries, as list-webhook-deliveries reads the settings; the unfiltered feed reads its shards' partitions at once), but at most 2 for a filtered feed page (the filter's index entries, which carry keys only, then their events by key), at most 2 sequential for writes, but 3 for a test send (the endpoint and its secrets read at once, the minute's test-send count, the delivery recorded after the post; the receiver is unreachable here) and for redelivering one delivery (the endpoint read consistently, the delivery, the transaction). Every write of a record above (sales, customers, expenses, categories, items, refunds, voids, adjustments) writes its events in its own transaction: they add no call.\n\n",
 		corrRuns)
+	b.printf(tripsTableHead)
 	for _, c := range cases {
 		covered[c.function] = true
 		runs := corrRuns
@@ -121,10 +122,7 @@ func (b *bench) eventTrips(covered map[string]bool) error {
 			c.before()
 		}
 		typical, differed, err := b.typicalRun(runs, func(i int) error {
-			var body any
-			if c.body != nil {
-				body = c.body(i)
-			}
+			body := bodyAt(c.body, i)
 			res, err := b.invokeWith(c.function, c.method, c.path(i), c.query, body, nil)
 			if err == nil && c.after != nil {
 				err = c.after(i, res.Body)
@@ -138,11 +136,7 @@ func (b *bench) eventTrips(covered map[string]bool) error {
 		if c.method == "GET" {
 			target = fmt.Sprint(c.target)
 		}
-		verdict := "yes"
-		if !met {
-			verdict = "**no**"
-		}
-		b.printf("| %s | %s | %s | %d | %d | %s | %s | %s |\n", c.function, c.what, c.method, typical.calls, typical.depth, differed, target, verdict)
+		b.printTripRow(c.function, c.what, c.method, typical, differed, target, verdict(met))
 		if c.function == "list-events" {
 			feedTrips = append(feedTrips, feedTrip{c.what, typical, c.target})
 		}
@@ -217,7 +211,6 @@ func (b *bench) eventsRead() error {
 	if err := b.corrections(); err != nil { // the item with corrMoves movements
 		return err
 	}
-	acct, ctx := b.acct.ID, b.ctx
 	mix, total, err := b.eventMix()
 	if err != nil {
 		return err
@@ -228,12 +221,7 @@ func (b *bench) eventsRead() error {
 		return err
 	}
 	mid := eventID(back[499])
-	event := func(f store.EventFilter) lister {
-		return func(c string) (int, int, string, error) {
-			p, err := b.store.ListEvents(ctx, acct, f, 50, c)
-			return p.Scanned, len(p.Items), p.Next, err
-		}
-	}
+	event := func(f store.EventFilter) lister { return pagesOf(b, b.store.ListEvents, f) }
 	rows := []struct {
 		name string
 		l    lister
@@ -265,14 +253,11 @@ func (b *bench) eventsRead() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}
-		ratio, met := "n/a (nothing matched)", "n/a"
+		met := "n/a"
 		if returned > 0 {
-			ratio, met = fmt.Sprintf("%.3f", float64(read)/float64(returned)), "yes"
-			if float64(read) > 2*float64(returned) {
-				met = "**no**"
-			}
+			met = verdict(float64(read) <= 2*float64(returned))
 		}
-		b.printf("| %s | %d | %d | %s | %s |\n", r.name, read, returned, ratio, met)
+		b.printf("| %s | %d | %d | %s | %s |\n", r.name, read, returned, readRatio(read, returned), met)
 	}
 	b.printf("\n")
 	if len(feedTrips) == 0 {
@@ -325,79 +310,4 @@ func (b *bench) eventMix() (string, int, error) {
 		}
 	}
 	return strings.Join(parts, ", "), total, nil
-}
-
-// memoryEvent is the memory step's call of an events or webhook-endpoint
-// function and the path of its request i (memoryPlan sends 0 cold, 1 to 4
-// ordinary, 5 the largest body, 6 one over the limit): reads of the
-// account's feed and of one endpoint made for the step, creates of
-// endpoints of their own, edits, rotations and replays of that endpoint,
-// and deletes, each of an endpoint made for it. ok is false for a function
-// that is neither.
-func (b *bench) memoryEvent(name string) (c call, path func(i int) string, ok bool, err error) {
-	made := func(n int) ([]string, error) {
-		ids := make([]string, n)
-		for i := range ids {
-			e, err := b.store.CreateEndpoint(b.ctx, b.acct.ID, business.Endpoint{URL: fmt.Sprintf("https://hooks.example.com/memory/%s/%d", name, i),
-				EnabledEvents: []string{"*"}, Description: "memory step"}, business.NewEndpointSecret())
-			if err != nil {
-				return nil, fmt.Errorf("endpoint for %s: %w", name, err)
-			}
-			ids[i] = e.ID
-		}
-		return ids, nil
-	}
-	one := func() (string, error) {
-		ids, err := made(1)
-		if err != nil {
-			return "", err
-		}
-		return ids[0], nil
-	}
-	same := func(p string) func(int) string { return func(int) string { return p } }
-	switch name {
-	case "list-events":
-		return call{function: name, method: "GET", path: "/api/v1/events", query: "type=sale.%2A"}, same("/api/v1/events"), true, nil
-	case "get-event":
-		feed, err := b.store.ListEvents(b.ctx, b.acct.ID, store.EventFilter{}, 1, "")
-		if err != nil || len(feed.Items) == 0 {
-			return c, nil, true, fmt.Errorf("an event to read: %d, %v", len(feed.Items), err)
-		}
-		p := "/api/v1/events/" + eventID(feed.Items[0])
-		return call{function: name, method: "GET", path: p}, same(p), true, nil
-	case "list-webhook-endpoints":
-		return call{function: name, method: "GET", path: "/api/v1/webhook-endpoints"}, same("/api/v1/webhook-endpoints"), true, nil
-	case "add-webhook-endpoint":
-		c = call{function: name, method: "POST", path: "/api/v1/webhook-endpoints", body: func(i int) any {
-			return map[string]any{"url": fmt.Sprintf("https://hooks.example.com/memory/add/%d", i), "enabled_events": []string{"sale.*", "payment.received"}, "description": strings.Repeat("d", business.MaxEndpointDescription)}
-		}}
-		return c, same(c.path), true, nil
-	case "delete-webhook-endpoint":
-		ids, err := made(memRuns)
-		if err != nil {
-			return c, nil, true, err
-		}
-		path = func(i int) string { return "/api/v1/webhook-endpoints/" + ids[i%len(ids)] }
-		return call{function: name, method: "DELETE", path: path(0)}, path, true, nil
-	case "get-webhook-endpoint", "edit-webhook-endpoint", "rotate-endpoint-secret", "replay-webhook-endpoint", "list-endpoint-deliveries":
-		id, err := one()
-		if err != nil {
-			return c, nil, true, err
-		}
-		p := "/api/v1/webhook-endpoints/" + id
-		c = call{function: name, method: "GET", path: p}
-		switch name {
-		case "edit-webhook-endpoint":
-			c.method, c.body = "PUT", func(i int) any { return map[string]any{"description": fmt.Sprintf("edited %d", i)} }
-		case "rotate-endpoint-secret":
-			c.method, c.path, c.body = "POST", p+"/rotate-secret", func(int) any { return map[string]any{"overlap_hours": 24} }
-		case "replay-webhook-endpoint":
-			since := business.EventIDAt(time.Now().Add(-time.Hour))
-			c.method, c.path, c.body = "POST", p+"/replay", func(int) any { return map[string]any{"since": since} }
-		case "list-endpoint-deliveries":
-			c.path = p + "/deliveries"
-		}
-		return c, same(c.path), true, nil
-	}
-	return c, nil, false, nil
 }

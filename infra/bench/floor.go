@@ -1,5 +1,7 @@
 package main
 
+// The create-floor step: a create against one bare PutItem.
+
 import (
 	"fmt"
 	"time"

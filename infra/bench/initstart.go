@@ -1,5 +1,7 @@
 package main
 
+// The init step: each function's init against a floor's.
+
 import (
 	"errors"
 	"fmt"
@@ -36,18 +38,12 @@ type initFigure struct {
 	rssMB float64
 }
 
-// initTimes reports every function's init, built for this machine and
-// started under a minimal Lambda Runtime API that never hands it an event:
-// the time from exec to its first GET .../invocation/next (all a cold start
-// costs before the first event: package-level variables, the handler's
-// wiring, the AWS configuration) and its peak RSS by then. Each is set
-// against the floor's (initfloor, built and started alongside them), not
-// against another function's: a cost every function pays, such as a
-// package-level variable of a package they all import, would move the
-// lightest function with the rest and leave every ratio where it was.
-// Ratios, not absolute times, as those move with a shared machine's load;
-// the starts take the floor and the functions in turn, so a burst of load
-// falls on all of them alike.
+// initTimes reports every function's init: the time from exec to its first
+// GET .../invocation/next under a Runtime API that never answers, and its
+// peak RSS by then, each against the floor's (initfloor) rather than another
+// function's, so a cost they all pay shows. Ratios, as times move with a
+// shared machine's load; the floor and the functions start in turn, so a
+// burst of load falls on all alike.
 func (b *bench) initTimes() error {
 	names, err := functionNames(initFunctions)
 	if err != nil {

@@ -1,149 +1,15 @@
 package main
 
+// The load: the run's account filled with the records the list, overhead
+// and throughput steps read.
+
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"bizdata/shared/api"
-	"bizdata/shared/app"
 	"bizdata/shared/business"
-
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
-
-// send serves one request through h with the bench's key.
-func (b *bench) send(h http.Handler, method, target string, body any) *httptest.ResponseRecorder {
-	var rd io.Reader
-	if body != nil {
-		j, _ := json.Marshal(body)
-		rd = bytes.NewReader(j)
-	}
-	req := httptest.NewRequest(method, target, rd)
-	req.Header.Set("Authorization", "Bearer "+b.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
-}
-
-// do serves one request through the devserver's handler (all routes).
-func (b *bench) do(method, path string, body any) (int, map[string]any, error) {
-	rec := b.send(b.all(), method, path, body)
-	var out map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		return rec.Code, nil, fmt.Errorf("%s %s: %s", method, path, rec.Body.String())
-	}
-	if rec.Code != 200 {
-		return rec.Code, out, fmt.Errorf("%s %s: %d %s", method, path, rec.Code, rec.Body.String())
-	}
-	return rec.Code, out, nil
-}
-
-var (
-	allOnce sync.Once
-	allH    http.Handler
-)
-
-func (b *bench) all() http.Handler {
-	allOnce.Do(func() { allH = b.srv.Handler(api.Routes) })
-	return allH
-}
-
-// invoke serves one request through the Lambda function of the route, as API
-// Gateway would deliver it: an HTTP API v2 event through httpadapter.
-func (b *bench) invoke(function, method, rawPath, rawQuery string, body any) (events.APIGatewayV2HTTPResponse, error) {
-	return b.invokeWith(function, method, rawPath, rawQuery, body, nil)
-}
-
-// invokeWith is invoke with further request headers.
-func (b *bench) invokeWith(function, method, rawPath, rawQuery string, body any, headers map[string]string) (events.APIGatewayV2HTTPResponse, error) {
-	h, err := app.FunctionHandler(b.srv, function)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	ev := events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RawPath: rawPath, RawQueryString: rawQuery,
-		Headers: map[string]string{"authorization": "Bearer " + b.key},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			DomainName: "bench.execute-api.local", Stage: "$default",
-			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: rawPath},
-		},
-	}
-	for k, v := range headers {
-		ev.Headers[k] = v
-	}
-	for k, v := range headers {
-		ev.Headers[k] = v
-	}
-	if body != nil {
-		j, _ := json.Marshal(body)
-		ev.Body = string(j)
-		ev.Headers["content-type"] = "application/json"
-	}
-	res, err := adapters.get(function, h).ProxyWithContext(context.Background(), ev)
-	if err == nil && res.StatusCode != 200 {
-		err = fmt.Errorf("%s %s?%s: %d %s", method, rawPath, rawQuery, res.StatusCode, res.Body)
-	}
-	return res, err
-}
-
-// adapterCache builds each function's adapter once, as a warm Lambda would.
-type adapterCache struct {
-	mu sync.Mutex
-	m  map[string]*httpadapter.HandlerAdapterV2
-}
-
-var adapters = adapterCache{m: map[string]*httpadapter.HandlerAdapterV2{}}
-
-func (c *adapterCache) get(name string, h http.Handler) *httpadapter.HandlerAdapterV2 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if a, ok := c.m[name]; ok {
-		return a
-	}
-	a := httpadapter.NewV2(h)
-	c.m[name] = a
-	return a
-}
-
-// parallel runs fn(0..n-1) on 8 goroutines and returns the first error.
-func parallel(n int, fn func(i int) error) error {
-	var next atomic.Int64
-	var first atomic.Value
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || first.Load() != nil {
-					return
-				}
-				if err := fn(i); err != nil {
-					first.CompareAndSwap(nil, err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := first.Load().(error); ok {
-		return err
-	}
-	return nil
-}
 
 var (
 	invoiceTypes = []string{"main", "pos", "order"}
@@ -153,30 +19,17 @@ var (
 // load fills the account: 20 customers, 10 categories, then items, expenses
 // and sales spread over the filters' values.
 func (b *bench) load(sales, expenses, items int) error {
-	if err := parallel(20, func(i int) error {
-		_, _, err := b.do("POST", "/api/v1/customers/add", map[string]any{"name": fmt.Sprintf("Customer %d", i)})
-		return err
-	}); err != nil {
-		return err
-	}
-	if err := parallel(10, func(i int) error {
-		_, _, err := b.do("POST", "/api/v1/inventory/categories/add", map[string]any{"category_name": fmt.Sprintf("Category %d", i)})
-		return err
-	}); err != nil {
+	if err := addCustomersAndCategories(b.post); err != nil {
 		return err
 	}
 	if err := parallel(items, func(i int) error {
-		_, _, err := b.do("POST", "/api/v1/inventory/items/add", map[string]any{"item_code": fmt.Sprintf("ITEM-%05d", i),
+		_, _, err := b.request("POST", "/api/v1/inventory/items/add", map[string]any{"item_code": fmt.Sprintf("ITEM-%05d", i),
 			"item_name": fmt.Sprintf("Item %d", i), "category_id": i%10 + 1, "item_price": "12.50", "quantity": "1000000"})
 		return err
 	}); err != nil {
 		return err
 	}
-	if err := parallel(expenses, func(i int) error {
-		_, _, err := b.do("POST", "/api/v1/expenses/add", map[string]any{"expense_type": expenseTypes[i%len(expenseTypes)],
-			"expense_amount": "40.00", "payment_method": "Cash", "created_by": "Bench"})
-		return err
-	}); err != nil {
+	if err := addExpenses(b.post, expenses); err != nil {
 		return err
 	}
 	// A delivered webhook for the redeliver-webhook request to queue again.
@@ -186,24 +39,13 @@ func (b *bench) load(sales, expenses, items int) error {
 		return err
 	}
 	return parallel(sales, func(i int) error {
-		paid, pt := []string{"0", "10.00", "50.00"}[i%3], []string{"None", "Cash", "Mobile Money"}[i%3]
-		body := map[string]any{
-			"invoice_code": fmt.Sprint(100000 + i), "invoice_number": fmt.Sprint(100000 + i), "customer_id": i%20 + 1,
-			"sub_total_amount": "50.00", "total_amount": "50.00", "amount_paid": paid, "payment_type": pt,
-			"invoice_type": invoiceTypes[(i/3)%3], "due_date": fmt.Sprintf("2026-%02d-15", i%12+1),
-			"items": []any{map[string]any{"item_name": "Goods", "unit_price": "25.00", "quantity": "2"}},
-		}
-		if paid != "0" {
-			body["payment_date"] = fmt.Sprintf("2026-10-%02d", i%28+1)
-		}
-		_, _, err := b.do("POST", "/api/v1/sales/add", body)
-		return err
+		return b.post("/api/v1/sales/add", loadedSale(i, fmt.Sprintf("2026-%02d-15", i%12+1), fmt.Sprintf("2026-10-%02d", i%28+1)))
 	})
 }
 
 // lastCreatedAt returns the created_at of the newest record of a list.
 func (b *bench) lastCreatedAt(path, key string) (string, error) {
-	_, out, err := b.do("GET", path+"?limit=1", nil)
+	_, out, err := b.request("GET", path+"?limit=1", nil)
 	if err != nil {
 		return "", err
 	}
@@ -212,4 +54,73 @@ func (b *bench) lastCreatedAt(path, key string) (string, error) {
 		return "", fmt.Errorf("%s: empty", path)
 	}
 	return strings.TrimSpace(list[0].(map[string]any)["created_at"].(string)), nil
+}
+
+// addSmallShop fills an account through post with a few records of each
+// kind: a category, 3 customers, 3 items (item(i) each), 3 expenses made by
+// createdBy, and 6 sales due on due, by turns unpaid, paid in part and in
+// full.
+func addSmallShop(post func(path string, body any) error, item func(i int) map[string]any, createdBy, due string) error {
+	if err := post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Goods"}); err != nil {
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		if err := post("/api/v1/customers/add", map[string]any{"name": fmt.Sprintf("Customer %d", i)}); err != nil {
+			return err
+		}
+		if err := post("/api/v1/inventory/items/add", item(i)); err != nil {
+			return err
+		}
+		if err := post("/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "9.00",
+			"payment_method": "Cash", "created_by": createdBy}); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < 6; i++ {
+		if err := post("/api/v1/sales/add", map[string]any{"customer_id": i%3 + 1, "sub_total_amount": "20.00", "total_amount": "20.00",
+			"amount_paid": []string{"0", "5.00", "20.00"}[i%3], "payment_type": []string{"None", "Cash", "Cash"}[i%3],
+			"invoice_type": "pos", "due_date": due}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addCustomersAndCategories adds 20 customers and 10 categories through
+// post, 8 at a time.
+func addCustomersAndCategories(post func(path string, body any) error) error {
+	if err := parallel(20, func(i int) error {
+		return post("/api/v1/customers/add", map[string]any{"name": fmt.Sprintf("Customer %d", i)})
+	}); err != nil {
+		return err
+	}
+	return parallel(10, func(i int) error {
+		return post("/api/v1/inventory/categories/add", map[string]any{"category_name": fmt.Sprintf("Category %d", i)})
+	})
+}
+
+// addExpenses adds n expenses of 40.00 through post, of the expense types
+// by turns, 8 at a time.
+func addExpenses(post func(path string, body any) error, n int) error {
+	return parallel(n, func(i int) error {
+		return post("/api/v1/expenses/add", map[string]any{"expense_type": expenseTypes[i%len(expenseTypes)],
+			"expense_amount": "40.00", "payment_method": "Cash", "created_by": "Bench"})
+	})
+}
+
+// loadedSale is the load's sale n, of 50.00 (two lines of goods), for one
+// of 20 customers: by turns unpaid, paid 10.00 and paid in full, paid on
+// paidOn, due on due, of each invoice type three in turn.
+func loadedSale(n int, due, paidOn string) map[string]any {
+	paid, pt := []string{"0", "10.00", "50.00"}[n%3], []string{"None", "Cash", "Mobile Money"}[n%3]
+	body := map[string]any{
+		"invoice_code": fmt.Sprint(100000 + n), "invoice_number": fmt.Sprint(100000 + n), "customer_id": n%20 + 1,
+		"sub_total_amount": "50.00", "total_amount": "50.00", "amount_paid": paid, "payment_type": pt,
+		"invoice_type": invoiceTypes[(n/3)%3], "due_date": due,
+		"items": []any{map[string]any{"item_name": "Goods", "unit_price": "25.00", "quantity": "2"}},
+	}
+	if paid != "0" {
+		body["payment_date"] = paidOn
+	}
+	return body
 }

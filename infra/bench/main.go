@@ -4,31 +4,22 @@
 // returned for every list filter and by each report, handler overhead
 // through the Lambda adapter, cold start and each function's init, webhook
 // latency and throughput.
+//
+// Every step shares one harness (harness.go, requests.go, calls.go,
+// lambdaproc.go): the run's table and account, the in-process API server,
+// tables in DynamoDB Locals of their own, call counting and timing.
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"bizdata/shared/api"
-	"bizdata/shared/app"
-	"bizdata/shared/business"
-	"bizdata/shared/store"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/smithy-go/middleware"
 )
 
 func main() {
@@ -36,26 +27,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-}
-
-// bench holds the system under test and the report being written.
-type bench struct {
-	ctx      context.Context
-	cfg      app.Config
-	store    *store.Store
-	db       *dynamodb.Client
-	srv      *api.Server
-	key      string
-	acct     business.Account
-	calls    atomic.Int64
-	seq      atomic.Int64 // see benchCalls
-	spans    store.Calls
-	capture  atomic.Bool
-	mu       sync.Mutex
-	captured []any
-	report   strings.Builder
-	quiet    *slog.Logger
-	loaded   func() error // the load, made once (see run)
 }
 
 func run() error {
@@ -74,25 +45,12 @@ func run() error {
 	if endpoint == "" {
 		return fmt.Errorf("DYNAMODB_ENDPOINT is not set (make bench starts DynamoDB Local)")
 	}
-	b := &bench{ctx: context.Background(), quiet: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	b.cfg = app.Config{TableName: fmt.Sprintf("bench%d", time.Now().UnixNano()), Endpoint: endpoint, CursorSecret: "bench-cursor-secret"}
-	st, err := app.NewStore(b.ctx, b.cfg, store.CountCalls(&b.calls), b.spans.Option(), b.captureInputs)
+	b, drop, err := newBench(endpoint)
 	if err != nil {
 		return err
 	}
-	b.store, b.db = st, st.Client()
-	if err := st.EnsureTable(b.ctx); err != nil {
-		return err
-	}
-	defer b.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(b.cfg.TableName)})
-	// A warm container's key cache outlives the whole run, as it would
-	// between requests a few seconds apart.
-	b.srv = api.NewServer(st, b.quiet, time.Hour)
-	a, _ := business.NewAccount("Bench Shop", "BENCH1", "GHS", "")
-	if b.acct, b.key, err = st.CreateAccount(b.ctx, a); err != nil {
-		return err
-	}
-	b.header()
+	defer drop()
+	b.printHeader()
 	// The load once, whichever step needs it first (the events step loads
 	// the account itself when run on its own).
 	b.loaded = sync.OnceValue(func() error { return b.load(*sales, *expenses, *items) })
@@ -108,14 +66,14 @@ func run() error {
 		{"round trips", "## DynamoDB round trips per request", b.roundTrips},
 		{"items read", "## Items read per item returned", b.itemsRead},
 		{"events", "## Items read per item returned: events feed", b.eventsRead},
-		{"handler overhead", "## Handler overhead", b.overhead},
+		{"handler overhead", "## Handler overhead", b.handlerOverhead},
 		{"create floor", "## Creates against the floor", b.createFloor},
 		{"throughput", "## Throughput", b.throughput},
 		{"combined filters", "## Combined filters", b.combinedFilters},
-		{"cost", "## Cost per operation", b.cost},
+		{"cost", "## Cost per operation", b.costPerOperation},
 		{"one busy account", "## One busy account", b.writeScaling},
 		{"reports", "## Reports", b.reports},
-		{"memory", "## Lambda memory", b.memory},
+		{"memory", "## Lambda memory", b.lambdaMemory},
 		{"cold start", "## Cold start", func() error { return b.coldStart(*bins) }},
 		{"init", "## Init time per function", b.initTimes},
 	}
@@ -225,25 +183,7 @@ func splice(old string, written []section, steps []step, note string) string {
 	return strings.Join(lines, "")
 }
 
-// captureInputs records each DynamoDB operation's input while capture is on,
-// so the overhead benchmark can replay exactly the calls a handler made.
-func (b *bench) captureInputs(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
-		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("Capture",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				if b.capture.Load() {
-					b.mu.Lock()
-					b.captured = append(b.captured, in.Parameters)
-					b.mu.Unlock()
-				}
-				return next.HandleInitialize(ctx, in)
-			}), middleware.After)
-	})
-}
-
-func (b *bench) printf(format string, args ...any) { fmt.Fprintf(&b.report, format, args...) }
-
-func (b *bench) header() {
+func (b *bench) printHeader() {
 	host, _ := os.Hostname()
 	cpu := "unknown CPU"
 	if out, err := exec.Command("sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").Output(); err == nil && len(out) > 0 {

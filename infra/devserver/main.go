@@ -35,6 +35,7 @@ import (
 	"bizdata/infra/streampoll"
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 	"bizdata/shared/business"
 	"bizdata/shared/dashboard"
 	"bizdata/shared/store"
@@ -97,7 +98,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "" {
 		os.Setenv("WEBHOOK_ALLOW_PRIVATE", "1") // local receivers live on loopback
 	}
-	svc, err := app.NewWebhookService(ctx, cfg)
+	svc, err := lambdas.NewWebhookService(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	defer stopBackground()
 	go streampoll.PollMapping(bg, st.Client(), streams, cfg.TableName, streampoll.DeliverWebhooks, webhook.Streamed, svc.HandleStream, log)
 	// The apply-report-figures function: its own reader of the stream.
-	go streampoll.PollMapping(bg, st.Client(), streams, cfg.TableName, streampoll.ApplyReportFigures, app.IsFiguresInsert, app.ApplyReportFigures(st, log), log)
+	go streampoll.PollMapping(bg, st.Client(), streams, cfg.TableName, streampoll.ApplyReportFigures, lambdas.IsFiguresInsert, lambdas.ApplyReportFigures(st, log), log)
 	// The retry-webhooks function's dispatcher, running for good.
 	go svc.Dispatch(bg, time.Now().AddDate(100, 0, 0), 200*time.Millisecond)
 

@@ -15,8 +15,10 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 	"bizdata/shared/business"
 	"bizdata/shared/store"
+	"bizdata/shared/streamimage"
 	"bizdata/shared/testdb"
 	"bizdata/shared/webhook"
 
@@ -215,7 +217,7 @@ func TestRetiredTwinHoldsNoFigures(t *testing.T) {
 		t.Fatal("the live account has no figures waiting")
 	}
 	var logs testdb.Buffer
-	resp := handOnce(t, app.IsFiguresInsert, app.ApplyReportFigures(s, slog.New(slog.NewJSONHandler(&logs, nil))), records[first:])
+	resp := handOnce(t, lambdas.IsFiguresInsert, lambdas.ApplyReportFigures(s, slog.New(slog.NewJSONHandler(&logs, nil))), records[first:])
 	if len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("failures %+v", resp.BatchItemFailures)
 	}
@@ -262,7 +264,7 @@ func TestPollerBisectsAndSkipsOnlyThePoison(t *testing.T) {
 	}
 	live := 0
 	for _, r := range streamRecords(t, s, cfg) {
-		if webhook.IsEventInsert(events.DynamoDBEventRecord{EventName: string(r.EventName), Change: events.DynamoDBStreamRecord{NewImage: webhook.StreamImage(r.Dynamodb.NewImage)}}) {
+		if webhook.IsEventInsert(events.DynamoDBEventRecord{EventName: string(r.EventName), Change: events.DynamoDBStreamRecord{NewImage: streamimage.LambdaImage(r.Dynamodb.NewImage)}}) {
 			live++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 
@@ -43,7 +44,7 @@ func TestReportFiguresFromTheStream(t *testing.T) {
 	for _, code := range []string{"610001", "610002", "610003"} {
 		post("/api/v1/sales/add", `{"invoice_code":"`+code+`","customer_id":1,"sub_total_amount":"5.00","total_amount":"5.00","amount_paid":"5.00","invoice_type":"pos","payment_type":"Cash","due_date":"2026-12-01"}`)
 	}
-	apply := app.ApplyReportFigures(st, testdb.Quiet())
+	apply := lambdas.ApplyReportFigures(st, testdb.Quiet())
 	var calls atomic.Int64
 	flaky := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		if calls.Add(1) <= 2 {
@@ -59,7 +60,7 @@ func TestReportFiguresFromTheStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go Poll(ctx, st.Client(), streams, cfg.TableName, app.IsFiguresInsert, flaky, MaximumRetryAttempts, testdb.Quiet())
+	go Poll(ctx, st.Client(), streams, cfg.TableName, lambdas.IsFiguresInsert, flaky, MaximumRetryAttempts, testdb.Quiet())
 	for deadline := time.Now().Add(30 * time.Second); len(waitingFigures(t, st, a.ID)) > 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d figures items still wait after %d handler calls", len(waitingFigures(t, st, a.ID)), calls.Load())

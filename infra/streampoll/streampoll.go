@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"bizdata/shared/webhook"
+	"bizdata/shared/streamimage"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,7 +27,7 @@ import (
 type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
 // Filter says whether a record passes an event source mapping's filter
-// (webhook.Streamed, app.IsFiguresInsert).
+// (webhook.Streamed, lambdas.IsFiguresInsert).
 type Filter func(events.DynamoDBEventRecord) bool
 
 // MaximumRetryAttempts is how many times a failed batch is handed again
@@ -213,7 +213,7 @@ func (s *shard) read(ctx context.Context, lanes []chan st.Record) {
 		}
 		for _, r := range out.Records {
 			last = r.Dynamodb.SequenceNumber
-			if !s.pass(webhook.StreamRecord(r)) { // the mapping's filter, before batching
+			if !s.pass(streamimage.LambdaRecord(r)) { // the mapping's filter, before batching
 				continue
 			}
 			select {
@@ -420,7 +420,7 @@ func backoff(tries int) time.Duration {
 func handleBatch(ctx context.Context, pass Filter, handle Handler, records []st.Record, log *slog.Logger) (rest []st.Record, whole bool) {
 	var ev events.DynamoDBEvent
 	for _, r := range records {
-		rec := webhook.StreamRecord(r)
+		rec := streamimage.LambdaRecord(r)
 		if pass(rec) { // the event source mapping's filter
 			ev.Records = append(ev.Records, rec)
 		}

@@ -65,20 +65,20 @@ func TestClearStopsAtItsPurgeTime(t *testing.T) {
 	if data, _ := body["data"].(map[string]any); code != 202 || data["purge_complete"] != false {
 		t.Fatalf("a clear without purge time: %d %v, want 202 and purge_complete false", code, body)
 	}
-	if left := partition(t, st.Client(), st.Table(), "A#"+retired); left == 0 {
+	if left := partitionSize(t, st.Client(), st.Table(), "A#"+retired); left == 0 {
 		t.Fatal("the retired twin's partition is empty: the clear deleted past its purge time")
 	}
 	code, body = post(normal.URL, "/api/v1/test-data/clear", "")
 	if data, _ := body["data"].(map[string]any); code != 200 || data["purge_complete"] != true {
 		t.Fatalf("a later clear: %d %v, want 200 and purge_complete true", code, body)
 	}
-	if left := partition(t, st.Client(), st.Table(), "A#"+retired); left != 0 {
+	if left := partitionSize(t, st.Client(), st.Table(), "A#"+retired); left != 0 {
 		t.Errorf("%d items left in the retired twin's partition after the purge completed", left)
 	}
 }
 
-// partition counts the items of one table partition.
-func partition(t *testing.T, db *dynamodb.Client, table, pk string) int {
+// partitionSize counts the items of one table partition.
+func partitionSize(t *testing.T, db *dynamodb.Client, table, pk string) int {
 	t.Helper()
 	out, err := db.Query(context.Background(), &dynamodb.QueryInput{
 		TableName:                 aws.String(table),
@@ -120,7 +120,7 @@ func TestClearNearEmptyTwinRoundTrips(t *testing.T) {
 	if depth > 8 {
 		t.Errorf("a clear of a twin with one customer made %d sequential DynamoDB round trips (%d calls), want at most 8", depth, calls)
 	}
-	if left := partition(t, e.store.Client(), e.store.Table(), "A#"+retired); left != 0 {
+	if left := partitionSize(t, e.store.Client(), e.store.Table(), "A#"+retired); left != 0 {
 		t.Errorf("%d items left in the retired twin's partition", left)
 	}
 }

@@ -100,7 +100,7 @@ func refundSale(s *Server, w http.ResponseWriter, r *http.Request, acct business
 	}
 	n, err := toNewRefund(body)
 	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
+		return s.refuseUnlessReplayed(w, r, acct, idem, err)
 	}
 	resp, err := s.store.RefundSale(r.Context(), acct.ID, code, n, idem, func(rec store.SaleRecord) ([]byte, error) {
 		return successBody(http.StatusOK, "Refund recorded", saleData(rec))
@@ -139,7 +139,7 @@ func voidSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.A
 		err = fe.Err()
 	}
 	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
+		return s.refuseUnlessReplayed(w, r, acct, idem, err)
 	}
 	resp, err := s.store.VoidSale(r.Context(), acct.ID, code, reason, idem, func(rec store.SaleRecord) ([]byte, error) {
 		return successBody(http.StatusOK, "Sale voided", saleData(rec))
@@ -172,7 +172,7 @@ func adjustStock(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	}
 	var req adjustmentRequest
 	if err := decodeObject(body, &req, ""); err != nil {
-		return s.refuse(w, r, acct, idem, err)
+		return s.refuseUnlessReplayed(w, r, acct, idem, err)
 	}
 	fe := business.FieldErrors{}
 	present(fe, map[string]bool{"quantity": has(req.Quantity), "reason": has(req.Reason)})
@@ -186,7 +186,7 @@ func adjustStock(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	note := strings.TrimSpace(req.Note.Value(""))
 	business.CheckText(fe, "note", note, false, maxNote)
 	if err := fe.Err(); err != nil {
-		return s.refuse(w, r, acct, idem, err)
+		return s.refuseUnlessReplayed(w, r, acct, idem, err)
 	}
 	resp, err := s.store.AdjustStock(r.Context(), acct.ID, code, req.Quantity.V, reason, note, idem, func(m store.ItemMove) ([]byte, error) {
 		return successBody(http.StatusOK, "Stock adjusted", map[string]any{"items": wire.NewItem(m.Item), "movement": wire.NewMovement(m.Movement)})

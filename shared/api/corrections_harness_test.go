@@ -1,6 +1,6 @@
 package api_test
 
-// Contract tests of corrections (issue 21): refunds, voids, stock
+// Contract tests of corrections: refunds, voids, stock
 // adjustments and the stock ledger, by outcome, against DynamoDB Local.
 // Each contract test runs twice, over HTTP and through the Lambda path (API
 // Gateway v2 events into each route's function); the concurrency tests use
@@ -26,13 +26,16 @@ type client struct {
 // bothPaths runs f on a fresh env (customer 1, category 1, item SOAP with
 // 10 in stock) over HTTP and through the Lambda path.
 func bothPaths(t *testing.T, f func(t *testing.T, c *client)) {
+	onBothPaths(t, func(t *testing.T) *env { return stockEnv(t, "10") }, f)
+}
+
+// onBothPaths runs f over HTTP and through the Lambda path, each on a fresh
+// env that setup makes.
+func onBothPaths(t *testing.T, setup func(t *testing.T) *env, f func(t *testing.T, c *client)) {
 	for _, path := range []string{"HTTP", "Lambda"} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
-			e := newSaleEnv(t)
-			want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Shop"}), 200, "")
-			want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "SOAP", "item_name": "Soap", "category_id": 1,
-				"item_price": "5.00", "quantity": "10"}), 200, "")
+			e := setup(t)
 			c := &client{e: e}
 			if path == "Lambda" {
 				c.lc = newLambdaCaller(t, e)
@@ -40,6 +43,16 @@ func bothPaths(t *testing.T, f func(t *testing.T, c *client)) {
 			f(t, c)
 		})
 	}
+}
+
+// stockEnv has a customer 1, category 1 and item SOAP with qty units.
+func stockEnv(t *testing.T, qty string) *env {
+	t.Helper()
+	e := newSaleEnv(t)
+	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Shop"}), 200, "")
+	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "SOAP", "item_name": "Soap", "category_id": 1,
+		"item_price": "5.00", "quantity": qty}), 200, "")
+	return e
 }
 
 func (c *client) do(t *testing.T, method, path string, body any, headers ...string) resp {
@@ -215,9 +228,9 @@ func ledger(t *testing.T, c *client, code string, limit int) []movementWire {
 	}
 }
 
-// thou parses a decimal string the API wrote (quantities, signed changes,
-// amounts) as thousandths.
-func thou(t *testing.T, s string) int64 {
+// thousandths parses a decimal string the API wrote (quantities, signed
+// changes, amounts) as thousandths.
+func thousandths(t *testing.T, s string) int64 {
 	t.Helper()
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
@@ -250,15 +263,15 @@ func checkLedger(t *testing.T, c *client, code string) []movementWire {
 		if i > 0 && moves[i-1].ID <= m.ID {
 			t.Errorf("%s: movement ids not newest first: %d before %d", code, moves[i-1].ID, m.ID)
 		}
-		sum += thou(t, m.Quantity)
-		if after := thou(t, m.QuantityAfter); after != sum {
+		sum += thousandths(t, m.Quantity)
+		if after := thousandths(t, m.QuantityAfter); after != sum {
 			t.Errorf("%s: movement %d (%s %s) has quantity_after %s, but the movements up to it add up to %d/1000", code, m.ID, m.Kind, m.Quantity, m.QuantityAfter, sum)
 		}
 		if sum < 0 {
 			t.Errorf("%s: stock below zero after movement %d", code, m.ID)
 		}
 	}
-	if sum != thou(t, qty) {
+	if sum != thousandths(t, qty) {
 		t.Errorf("%s: quantity %s, but its %d movements add up to %d/1000: %+v", code, qty, len(moves), sum, moves)
 	}
 	return moves

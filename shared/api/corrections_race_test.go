@@ -1,7 +1,7 @@
 package api_test
 
 // Corrections under concurrency: many goroutines against the real HTTP
-// server, then the invariants read back (issue 21).
+// server, then the invariants read back.
 
 import (
 	"bytes"
@@ -22,37 +22,23 @@ import (
 // returns never pass what it sold, with the stock and ledger to match.
 func TestConcurrentRefunds(t *testing.T) {
 	t.Parallel()
-	e := newSaleEnv(t)
+	e := stockEnv(t, "10")
 	c := &client{e: e}
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Shop"}), 200, "")
-	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "SOAP", "item_name": "Soap", "category_id": 1,
-		"item_price": "5.00", "quantity": "10"}), 200, "")
 	want(t, e.post("/api/v1/sales/add", corrSale("300001", 3, "20.00")), 200, "")
 
 	// 16 refunds of 3.00 of a sale that holds 20.00: 6 fit.
 	answers := concurrently(e, 16, func(int) (string, any) { return refundPath("300001"), map[string]any{"amount": "3.00"} })
-	ok, busy := 0, 0
-	for i, a := range answers {
-		switch {
-		case a.code == 200:
-			ok++
-		case a.code == 400 && fieldOf(a.body, "amount") != "":
-		case a.code == 503:
-			busy++
-		default:
-			t.Errorf("refund %d: %d %s", i, a.code, a.raw)
-		}
-	}
+	ok, busy := countFits(t, answers, "amount", "refund")
 	g := e.get("/api/v1/sales/300001")
 	s := dataAs[corrSaleWire](t, g, "Sale found", "sales")
 	refunds := dataAs[[]refundWire](t, g, "Sale found", "sales-refund")
 	var sum int64
 	ids := map[string]bool{}
 	for _, r := range refunds {
-		sum += thou(t, r.Amount)
+		sum += thousandths(t, r.Amount)
 		ids[r.RefundID] = true
 	}
-	if sum > thou(t, s.AmountPaid) || thou(t, s.AmountRefunded) != sum || len(refunds) != ok || len(ids) != ok || sum != int64(ok)*3000 {
+	if sum > thousandths(t, s.AmountPaid) || thousandths(t, s.AmountRefunded) != sum || len(refunds) != ok || len(ids) != ok || sum != int64(ok)*3000 {
 		t.Errorf("%d refunds answered 200; the sale has %d refunds (%d ids) adding up to %d/1000, amount_refunded %s, amount_paid %s",
 			ok, len(refunds), len(ids), sum, s.AmountRefunded, s.AmountPaid)
 	}
@@ -66,30 +52,19 @@ func TestConcurrentRefunds(t *testing.T) {
 	answers = concurrently(e, 8, func(int) (string, any) {
 		return refundPath("300002"), map[string]any{"amount": "0.50", "lines": []any{map[string]any{"sales_item_id": 1, "quantity": "1"}}}
 	})
-	ok, busy = 0, 0
-	for i, a := range answers {
-		switch {
-		case a.code == 200:
-			ok++
-		case a.code == 400 && fieldOf(a.body, "lines[0].quantity") != "":
-		case a.code == 503:
-			busy++
-		default:
-			t.Errorf("return %d: %d %s", i, a.code, a.raw)
-		}
-	}
+	ok, busy = countFits(t, answers, "lines[0].quantity", "return")
 	g = e.get("/api/v1/sales/300002")
 	s = dataAs[corrSaleWire](t, g, "Sale found", "sales")
 	lines := dataAs[[]corrLineWire](t, g, "Sale found", "sales-item")
-	if n := len(dataAs[[]refundWire](t, g, "Sale found", "sales-refund")); n != ok || thou(t, s.AmountRefunded) != int64(ok)*500 ||
-		thou(t, lines[0].QuantityReturned) != int64(ok)*1000 || ok > 3 {
+	if n := len(dataAs[[]refundWire](t, g, "Sale found", "sales-refund")); n != ok || thousandths(t, s.AmountRefunded) != int64(ok)*500 ||
+		thousandths(t, lines[0].QuantityReturned) != int64(ok)*1000 || ok > 3 {
 		t.Errorf("%d returns answered 200; %d refunds, amount_refunded %s, quantity_returned %s", ok, n, s.AmountRefunded, lines[0].QuantityReturned)
 	}
 	if busy == 0 && ok != 3 {
 		t.Errorf("%d of 8 returns of 1 fit a line of 3, want 3", ok)
 	}
 	// Stock: 10 - 3 - 3 + what was returned.
-	if q := itemQty(t, c, "SOAP"); thou(t, q) != int64(4+ok)*1000 {
+	if q := itemQty(t, c, "SOAP"); thousandths(t, q) != int64(4+ok)*1000 {
 		t.Errorf("stock %s after %d returns, want %d", q, ok, 4+ok)
 	}
 	checkLedger(t, c, "SOAP")
@@ -109,7 +84,7 @@ func TestConcurrentRefunds(t *testing.T) {
 	if n := len(dataAs[[]refundWire](t, g, "Sale found", "sales-refund")); n != 1 || dataAs[corrSaleWire](t, g, "Sale found", "sales").AmountRefunded != "2.00" {
 		t.Errorf("8 identical refunds with one key made %d refunds: %s", n, g.raw)
 	}
-	if q := itemQty(t, c, "SOAP"); thou(t, q) != int64(4+ok)*1000 {
+	if q := itemQty(t, c, "SOAP"); thousandths(t, q) != int64(4+ok)*1000 {
 		t.Errorf("stock %s after one return of the last soap sold, want %d", q, 4+ok)
 	}
 	checkLedger(t, c, "SOAP")
@@ -121,11 +96,8 @@ func TestConcurrentRefunds(t *testing.T) {
 // recorded is a quantity an edit sent and was told it set.
 func TestConcurrentSaleAndItemEdit(t *testing.T) {
 	t.Parallel()
-	e := newSaleEnv(t)
+	e := stockEnv(t, "100")
 	c := &client{e: e}
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Shop"}), 200, "")
-	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "SOAP", "item_name": "Soap", "category_id": 1,
-		"item_price": "5.00", "quantity": "100"}), 200, "")
 	sold, counted, conflicts := 0, map[string]bool{}, 0
 	for round := 0; round < 6; round++ {
 		set := fmt.Sprintf("%d", 60+round)
@@ -170,6 +142,25 @@ func TestConcurrentSaleAndItemEdit(t *testing.T) {
 		t.Errorf("ledger has %d sales and %d counts; %d sales and %d edits answered 200", sales, counts, sold, len(counted))
 	}
 	t.Logf("%d sales, %d edits applied, %d edits answered 409", sold, len(counted), conflicts)
+}
+
+// countFits counts the answers of a burst that applied (200) and those the
+// store gave up on for contention (503); any other answer but a 400 naming
+// field fails the test.
+func countFits(t *testing.T, answers []answer, field, what string) (ok, busy int) {
+	t.Helper()
+	for i, a := range answers {
+		switch {
+		case a.code == 200:
+			ok++
+		case a.code == 400 && fieldOf(a.body, field) != "":
+		case a.code == 503:
+			busy++
+		default:
+			t.Errorf("%s %d: %d %s", what, i, a.code, a.raw)
+		}
+	}
+	return ok, busy
 }
 
 // answer is a response read by a goroutine.
@@ -242,11 +233,8 @@ func concurrentlyWith(e *env, n int, headers []string, req func(i int) (string, 
 // is void.
 func TestConcurrentVoids(t *testing.T) {
 	t.Parallel()
-	e := newSaleEnv(t)
+	e := stockEnv(t, "10")
 	c := &client{e: e}
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Shop"}), 200, "")
-	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "SOAP", "item_name": "Soap", "category_id": 1,
-		"item_price": "5.00", "quantity": "10"}), 200, "")
 	want(t, e.post("/api/v1/sales/add", corrSale("300001", 4, "0")), 200, "")
 	answers := concurrently(e, 8, func(i int) (string, any) {
 		return voidPath("300001"), map[string]any{"reason": fmt.Sprintf("void %d", i)}
@@ -284,11 +272,8 @@ func TestConcurrentVoids(t *testing.T) {
 // to the quantity.
 func TestConcurrentStockWriters(t *testing.T) {
 	t.Parallel()
-	e := newSaleEnv(t)
+	e := stockEnv(t, "12")
 	c := &client{e: e}
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Shop"}), 200, "")
-	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "SOAP", "item_name": "Soap", "category_id": 1,
-		"item_price": "5.00", "quantity": "12"}), 200, "")
 	// Two paid sales to return from, and two unpaid ones to void.
 	for _, s := range []struct{ code, paid string }{{"300001", "15.00"}, {"300002", "15.00"}, {"300003", "0"}, {"300004", "0"}} {
 		want(t, e.post("/api/v1/sales/add", corrSale(s.code, 2, s.paid)), 200, "")

@@ -1,6 +1,6 @@
 package api_test
 
-// Refunds and voids of sales (issue 21), by outcome, over HTTP and through
+// Refunds and voids of sales, by outcome, over HTTP and through
 // the Lambda path (see bothPaths).
 
 import (
@@ -241,7 +241,7 @@ func TestIdempotencyKeyNamesOneRecord(t *testing.T) {
 			if r.code == 409 {
 				return
 			}
-			if got := sale(r)["invoice_code"]; r.code != 200 || fmt.Sprint(got) != "300002" {
+			if got := saleOf(r)["invoice_code"]; r.code != 200 || fmt.Sprint(got) != "300002" {
 				t.Errorf("a refund of sale 300002 answered %d with sale %v: %s", r.code, got, r.raw)
 			}
 			if s := dataAs[corrSaleWire](t, c.get(t, "/api/v1/sales/300002"), "Sale found", "sales"); s.AmountRefunded != "1.00" {
@@ -254,7 +254,7 @@ func TestIdempotencyKeyNamesOneRecord(t *testing.T) {
 			if r.code == 409 {
 				return
 			}
-			if got := sale(r)["invoice_code"]; r.code != 200 || fmt.Sprint(got) != "300004" {
+			if got := saleOf(r)["invoice_code"]; r.code != 200 || fmt.Sprint(got) != "300004" {
 				t.Errorf("a void of sale 300004 answered %d with sale %v: %s", r.code, got, r.raw)
 			}
 			if s := dataAs[corrSaleWire](t, c.get(t, "/api/v1/sales/300004"), "Sale found", "sales"); s.PaymentStatus != "void" {

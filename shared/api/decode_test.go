@@ -16,16 +16,16 @@ func FuzzDecodeObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, dst := range []any{&customerRequest{}, &expenseRequest{}, &itemRequest{}} {
-			check(t, decodeObject(body, dst, ""))
+			wantClearInvalid(t, decodeObject(body, dst, ""))
 		}
 		_, _, err := decodeSale(body, true)
-		check(t, err)
+		wantClearInvalid(t, err)
 		_, _, err = decodeSale(body, false)
-		check(t, err)
+		wantClearInvalid(t, err)
 	})
 }
 
-func check(t *testing.T, err error) {
+func wantClearInvalid(t *testing.T, err error) {
 	t.Helper()
 	if err == nil {
 		return

@@ -15,6 +15,7 @@ import (
 	"bizdata/shared/api"
 	"bizdata/shared/business"
 	"bizdata/shared/webhook"
+	"bizdata/shared/wire"
 )
 
 // hookReceiver is a receiver answering status, keeping each request's
@@ -74,7 +75,7 @@ func TestEndpointTestSend(t *testing.T) {
 	base := endpointsPath + "/" + ep.ID
 
 	r := e.post(base+"/test", nil)
-	d := dataAs[api.EndpointDeliveryJSON](t, r, "Test event sent", "delivery")
+	d := dataAs[wire.EndpointDelivery](t, r, "Test event sent", "delivery")
 	if !business.ValidEventID(d.EventID) || d.WebhookID != d.EventID || d.EventType != business.EventEndpointTest ||
 		d.State != business.DeliveryDelivered || d.NextAttemptAt != nil || len(d.Attempts) != 1 ||
 		d.Attempts[0].StatusCode == nil || *d.Attempts[0].StatusCode != http.StatusAccepted || d.Attempts[0].Error != nil {
@@ -99,7 +100,7 @@ func TestEndpointTestSend(t *testing.T) {
 
 	// Listed with its attempt; not an event of the feed.
 	r = e.get(base + "/deliveries")
-	list := dataAs[[]api.EndpointDeliveryJSON](t, r, "Deliveries found: 1", "deliveries")
+	list := dataAs[[]wire.EndpointDelivery](t, r, "Deliveries found: 1", "deliveries")
 	if list[0].EventID != d.EventID || len(list[0].Attempts) != 1 || list[0].State != business.DeliveryDelivered {
 		t.Fatalf("the deliveries: %s", r.raw)
 	}
@@ -111,7 +112,7 @@ func TestEndpointTestSend(t *testing.T) {
 	// while it waits.
 	redeliver := base + "/deliveries/" + d.EventID + "/redeliver"
 	r = e.post(redeliver, nil)
-	if got := dataAs[api.EndpointDeliveryJSON](t, r, "Delivery queued", "delivery"); got.State != business.DeliveryPending || got.EventID != d.EventID || got.NextAttemptAt == nil {
+	if got := dataAs[wire.EndpointDelivery](t, r, "Delivery queued", "delivery"); got.State != business.DeliveryPending || got.EventID != d.EventID || got.NextAttemptAt == nil {
 		t.Fatalf("the redelivery: %s", r.raw)
 	}
 	want(t, e.post(redeliver, nil), 409, "")
@@ -128,7 +129,7 @@ func TestEndpointTestSendFails(t *testing.T) {
 	ep := addEndpoint(t, c, hooks.URL, "*")
 	want(t, e.put(endpointsPath+"/"+ep.ID, map[string]any{"status": "disabled"}), 200, "")
 	r := e.post(endpointsPath+"/"+ep.ID+"/test", nil)
-	d := dataAs[api.EndpointDeliveryJSON](t, r, "Test event sent", "delivery")
+	d := dataAs[wire.EndpointDelivery](t, r, "Test event sent", "delivery")
 	if d.State != business.DeliveryFailed || d.NextAttemptAt != nil || len(d.Attempts) != 1 ||
 		d.Attempts[0].StatusCode == nil || *d.Attempts[0].StatusCode != http.StatusInternalServerError {
 		t.Fatalf("%s", r.raw)
@@ -214,5 +215,5 @@ func TestEndpointTestSendLimit(t *testing.T) {
 		t.Fatalf("the receiver got %d tests, want %d", n, api.TestSendsPerMinute)
 	}
 	r := e.get(endpointsPath + "/" + ep.ID + "/deliveries")
-	wantList[api.EndpointDeliveryJSON](t, r, "Deliveries found: %d", "deliveries", api.TestSendsPerMinute-1)
+	wantList[wire.EndpointDelivery](t, r, "Deliveries found: %d", "deliveries", api.TestSendsPerMinute-1)
 }

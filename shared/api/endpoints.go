@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/store"
-	"bizdata/shared/webhook"
 	"bizdata/shared/wire"
 )
 
@@ -30,13 +28,6 @@ const ReplayBatch = 1000
 const DefaultSecretOverlap = business.MaxSecretOverlap
 
 const errEndpointNotFound = "Webhook endpoint not found"
-
-// endpointWithSecret is an endpoint as its create answers it: the only
-// time, with rotate-secret's, that its secret is shown.
-type endpointWithSecret struct {
-	wire.Endpoint
-	Secret string `json:"secret"`
-}
 
 // endpointRequest is the body of create and edit (status only on edit).
 type endpointRequest struct {
@@ -124,7 +115,7 @@ func addEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 		return err
 	}
 	setETag(w, e.Version)
-	return writeOK(w, "Webhook endpoint created", map[string]any{"webhook_endpoint": endpointWithSecret{wire.NewEndpoint(e), secret}})
+	return writeOK(w, "Webhook endpoint created", map[string]any{"webhook_endpoint": wire.EndpointWithSecret{Endpoint: wire.NewEndpoint(e), Secret: secret}})
 }
 
 func getEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -214,12 +205,11 @@ func rotateEndpointSecret(s *Server, w http.ResponseWriter, r *http.Request, acc
 	if err := s.store.RotateEndpointSecret(r.Context(), acct.ID, id, secret, overlap, now); err != nil {
 		return err
 	}
-	var until *string
+	rotated := wire.RotatedSecret{ID: id, Secret: secret}
 	if overlap > 0 {
-		until = wire.Nullable(now.Add(overlap).Format(business.TimeFormat))
+		rotated.PreviousSecretExpiresAt = wire.Nullable(now.Add(overlap).Format(business.TimeFormat))
 	}
-	return writeOK(w, "Webhook endpoint secret rotated", map[string]any{"webhook_endpoint": map[string]any{
-		"id": id, "secret": secret, "previous_secret_expires_at": until}})
+	return writeOK(w, "Webhook endpoint secret rotated", map[string]any{"webhook_endpoint": rotated})
 }
 
 // readOptionalObject decodes a body that may be absent or empty (dst keeps
@@ -282,30 +272,6 @@ func replayEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 		"queued": queued, "more": more, "next_since": wire.Nullable(last)})
 }
 
-// EndpointDeliveryJSON is a delivery of an event to an endpoint as the API
-// answers it: the attempts as a payment delivery's, named by the event.
-type EndpointDeliveryJSON struct {
-	EventID       string                `json:"event_id"`
-	EventType     string                `json:"event_type"`
-	WebhookID     string                `json:"webhook_id"`
-	State         string                `json:"state"`
-	Attempts      []DeliveryAttemptJSON `json:"attempts"`
-	NextAttemptAt *string               `json:"next_attempt_at"`
-	CreatedAt     string                `json:"created_at"`
-}
-
-// NewEndpointDeliveryJSON returns d as the API answers it, with the event
-// type its payload (the event) names.
-func NewEndpointDeliveryJSON(d business.Delivery) EndpointDeliveryJSON {
-	j := NewDeliveryJSON(d)
-	var ev struct {
-		Type string `json:"type"`
-	}
-	_ = json.Unmarshal(d.Payload, &ev)
-	return EndpointDeliveryJSON{EventID: d.TransactionID, EventType: ev.Type, WebhookID: d.WebhookID, State: j.State,
-		Attempts: j.Attempts, NextAttemptAt: j.NextAttemptAt, CreatedAt: j.CreatedAt}
-}
-
 func listEndpointDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	id, err := pathEndpoint(r)
 	if err != nil {
@@ -337,7 +303,7 @@ func listEndpointDeliveries(s *Server, w http.ResponseWriter, r *http.Request, a
 	if err != nil {
 		return err
 	}
-	return writePage(w, "Deliveries", "deliveries", page, NewEndpointDeliveryJSON)
+	return writePage(w, "Deliveries", "deliveries", page, wire.NewEndpointDelivery)
 }
 
 // EndpointTestMargin is the time an endpoint's test send leaves, after its
@@ -381,18 +347,10 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err := s.takeTestSend(dbCtx, acct.ID, now); err != nil {
 		return err
 	}
-	evID := business.NewEventIDs(now).Next()
-	payload, err := json.Marshal(business.Event{
-		ID: evID, Type: business.EventEndpointTest, CreatedAt: now.Format(business.TimeFormat), Livemode: acct.Livemode(),
-		Resource: business.EventResource{Type: business.ResourceEndpoint, ID: e.ID, Version: e.Version}, Data: wire.EndpointData(e),
-	})
+	d, err := s.sender.SendTestEvent(r.Context(), acct, e, secrets, now)
 	if err != nil {
-		return business.Errorf(business.EINTERNAL, "encode a test event: %v", err)
+		return err
 	}
-	d := business.Delivery{AccountID: store.EndpointQueue(acct.ID, id), TransactionID: evID, WebhookID: evID,
-		Payload: payload, State: business.DeliveryPending, NextAt: now, CreatedAt: now}
-	attempt, ok := s.sender.SendSignedWithin(r.Context(), d, e.URL, secrets, now, webhook.TestTimeout)
-	d.Next(attempt, ok, nil)
 	// The event was sent: it is recorded even when the client has gone,
 	// within the margin kept for it, so a slow write is the API's 503.
 	recordCtx, cancelRecord := recordContext(r.Context())
@@ -400,7 +358,7 @@ func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if _, err := s.store.CreateDelivery(recordCtx, d); err != nil {
 		return err
 	}
-	return writeOK(w, "Test event sent", map[string]any{"delivery": NewEndpointDeliveryJSON(d)})
+	return writeOK(w, "Test event sent", map[string]any{"delivery": wire.NewEndpointDelivery(d)})
 }
 
 // recordContext is a context for a write that must follow what a request
@@ -446,5 +404,5 @@ func redeliverEndpointDelivery(s *Server, w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "Delivery queued", map[string]any{"delivery": NewEndpointDeliveryJSON(d)})
+	return writeOK(w, "Delivery queued", map[string]any{"delivery": wire.NewEndpointDelivery(d)})
 }

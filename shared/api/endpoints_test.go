@@ -1,6 +1,6 @@
 package api_test
 
-// Contract tests of webhook endpoints (issue 22): their routes by outcome,
+// Contract tests of webhook endpoints: their routes by outcome,
 // against DynamoDB Local; the CRUD test over HTTP and through the Lambda
 // path. Events to replay are the endpoints' own (webhook_endpoint.*, the
 // disabled ones written by the store's DisableEndpoint), so these tests need
@@ -40,19 +40,7 @@ func recentSince() map[string]any {
 }
 
 // endpointPaths runs f on a fresh env over HTTP and through the Lambda path.
-func endpointPaths(t *testing.T, f func(t *testing.T, c *client)) {
-	for _, path := range []string{"HTTP", "Lambda"} {
-		t.Run(path, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			c := &client{e: e}
-			if path == "Lambda" {
-				c.lc = newLambdaCaller(t, e)
-			}
-			f(t, c)
-		})
-	}
-}
+func endpointPaths(t *testing.T, f func(t *testing.T, c *client)) { onBothPaths(t, newEnv, f) }
 
 // addEndpoint creates an endpoint and returns its answer.
 func addEndpoint(t *testing.T, c *client, url string, events ...string) createdEndpoint {
@@ -448,7 +436,7 @@ func TestEndpointReplay(t *testing.T) {
 
 	// Waiting deliveries are left; one that ended starts a new round.
 	want(t, e.post(path+"/replay", map[string]any{"since": start}), 200, "Events queued for replay: 0")
-	deliver(t, e, queue, eventIDs[0])
+	deliverPending(t, e, queue, eventIDs[0])
 	r = e.post(path+"/replay", map[string]any{"since": start})
 	want(t, r, 200, "Events queued for replay: 1")
 	d, err := e.store.FindDelivery(ctx, queue, eventIDs[0])
@@ -552,9 +540,9 @@ func eventID(t *testing.T, body []byte) string {
 // etag is the ETag of version.
 func etag(version int64) string { return fmt.Sprintf(`"v%d"`, version) }
 
-// deliver makes the delivery's pending attempt, successfully, as a
+// deliverPending makes the delivery's pending attempt, successfully, as a
 // dispatcher would.
-func deliver(t *testing.T, e *env, queue, id string) {
+func deliverPending(t *testing.T, e *env, queue, id string) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := e.store.FindDelivery(ctx, queue, id)

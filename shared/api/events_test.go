@@ -1,6 +1,6 @@
 package api_test
 
-// Contract tests of the events feed (issue 22), by outcome against DynamoDB
+// Contract tests of the events feed, by outcome against DynamoDB
 // Local, over HTTP and through the Lambda path: every state-changing route
 // writes exactly its events, each naming the record's new version and
 // carrying the record as its GET answers it; a refused write writes none;
@@ -34,8 +34,9 @@ type feedEvent struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// feed lists events at path (a query of /api/v1/events) and the next cursor.
-func feed(t *testing.T, c *client, query string) ([]feedEvent, string) {
+// feedPage lists events at path (a query of /api/v1/events) and the next
+// cursor.
+func feedPage(t *testing.T, c *client, query string) ([]feedEvent, string) {
 	t.Helper()
 	r := c.get(t, "/api/v1/events"+query)
 	want(t, r, 200, "")
@@ -58,18 +59,18 @@ func feed(t *testing.T, c *client, query string) ([]feedEvent, string) {
 	return out.Data.Events, next
 }
 
-// latest returns the id of the account's newest event.
-func latest(t *testing.T, c *client) string {
+// newestEventID returns the id of the account's newest event.
+func newestEventID(t *testing.T, c *client) string {
 	t.Helper()
-	evs, _ := feed(t, c, "?limit=1")
+	evs, _ := feedPage(t, c, "?limit=1")
 	if len(evs) == 0 {
 		t.Fatal("the account has no events")
 	}
 	return evs[0].ID
 }
 
-// after returns every event after id, oldest first, following cursors.
-func after(t *testing.T, c *client, id string) []feedEvent {
+// eventsAfterID returns every event after id, oldest first, following cursors.
+func eventsAfterID(t *testing.T, c *client, id string) []feedEvent {
 	t.Helper()
 	var all []feedEvent
 	cursor := ""
@@ -78,7 +79,7 @@ func after(t *testing.T, c *client, id string) []feedEvent {
 		if cursor != "" {
 			q += "&cursor=" + url.QueryEscape(cursor)
 		}
-		evs, next := feed(t, c, q)
+		evs, next := feedPage(t, c, q)
 		all = append(all, evs...)
 		if next == "" {
 			return all
@@ -87,10 +88,10 @@ func after(t *testing.T, c *client, id string) []feedEvent {
 	}
 }
 
-// everything returns every event of the account, oldest first.
-func everything(t *testing.T, c *client) []feedEvent {
+// allEvents returns every event of the account, oldest first.
+func allEvents(t *testing.T, c *client) []feedEvent {
 	t.Helper()
-	return after(t, c, business.EventIDAt(time.Now().Add(-24*time.Hour)))
+	return eventsAfterID(t, c, business.EventIDAt(time.Now().Add(-24*time.Hour)))
 }
 
 func eventTypes(evs []feedEvent) []string {
@@ -119,13 +120,13 @@ func sameAsGet(t *testing.T, c *client, ev feedEvent, path string) {
 	}
 }
 
-// change makes one request and returns the events it wrote.
-func change(t *testing.T, c *client, method, path string, body any, wantCode int) []feedEvent {
+// eventsOfRequest makes one request and returns the events it wrote.
+func eventsOfRequest(t *testing.T, c *client, method, path string, body any, wantCode int) []feedEvent {
 	t.Helper()
-	before := latest(t, c)
+	before := newestEventID(t, c)
 	r := c.do(t, method, path, body)
 	want(t, r, wantCode, "")
-	return after(t, c, before)
+	return eventsAfterID(t, c, before)
 }
 
 func wantTypes(t *testing.T, evs []feedEvent, want ...string) {
@@ -138,32 +139,32 @@ func wantTypes(t *testing.T, evs []feedEvent, want ...string) {
 func TestEveryChangeIsOneEvent(t *testing.T) {
 	bothPaths(t, func(t *testing.T, c *client) {
 		// The setup's own changes are events already.
-		all := everything(t, c)
+		all := allEvents(t, c)
 		wantTypes(t, all, "customer.created customer/1@v1", "category.created category/1@v1", "item.created item/SOAP@v1")
 
-		evs := change(t, c, "POST", "/api/v1/customers/add", map[string]any{"name": "Kojo"}, 200)
+		evs := eventsOfRequest(t, c, "POST", "/api/v1/customers/add", map[string]any{"name": "Kojo"}, 200)
 		wantTypes(t, evs, "customer.created customer/2@v1")
 		sameAsGet(t, c, evs[0], "/api/v1/customers/2")
-		evs = change(t, c, "PUT", "/api/v1/customers/2", map[string]any{"phone": "0244000000"}, 200)
+		evs = eventsOfRequest(t, c, "PUT", "/api/v1/customers/2", map[string]any{"phone": "0244000000"}, 200)
 		wantTypes(t, evs, "customer.updated customer/2@v2")
 		sameAsGet(t, c, evs[0], "/api/v1/customers/2")
 
-		evs = change(t, c, "POST", "/api/v1/expenses/add", map[string]any{"expense_type": "Rent", "expense_amount": "100.00", "payment_method": "Cash", "created_by": "Ama"}, 200)
+		evs = eventsOfRequest(t, c, "POST", "/api/v1/expenses/add", map[string]any{"expense_type": "Rent", "expense_amount": "100.00", "payment_method": "Cash", "created_by": "Ama"}, 200)
 		wantTypes(t, evs, "expense.created expense/1@v1")
 		sameAsGet(t, c, evs[0], "/api/v1/expenses/1")
-		evs = change(t, c, "PUT", "/api/v1/expenses/1", map[string]any{"expense_type": "Rent", "expense_amount": "120.00", "payment_method": "Cash", "created_by": "Ama"}, 200)
+		evs = eventsOfRequest(t, c, "PUT", "/api/v1/expenses/1", map[string]any{"expense_type": "Rent", "expense_amount": "120.00", "payment_method": "Cash", "created_by": "Ama"}, 200)
 		wantTypes(t, evs, "expense.updated expense/1@v2")
 		sameAsGet(t, c, evs[0], "/api/v1/expenses/1")
 
-		evs = change(t, c, "PUT", "/api/v1/inventory/categories/1", map[string]any{"description": "Everything"}, 200)
+		evs = eventsOfRequest(t, c, "PUT", "/api/v1/inventory/categories/1", map[string]any{"description": "Everything"}, 200)
 		wantTypes(t, evs, "category.updated category/1@v2")
 
-		evs = change(t, c, "PUT", "/api/v1/inventory/items/SOAP", map[string]any{"minimum_qty_alert": "3"}, 200)
+		evs = eventsOfRequest(t, c, "PUT", "/api/v1/inventory/items/SOAP", map[string]any{"minimum_qty_alert": "3"}, 200)
 		wantTypes(t, evs, "item.updated item/SOAP@v2")
 		sameAsGet(t, c, evs[0], "/api/v1/inventory/items/SOAP")
 
 		// A sale paid in part: the sale, its payment, and the stock it took.
-		evs = change(t, c, "POST", "/api/v1/sales/add", corrSale("400001", 4, "10.00"), 200)
+		evs = eventsOfRequest(t, c, "POST", "/api/v1/sales/add", corrSale("400001", 4, "10.00"), 200)
 		wantTypes(t, evs, "sale.created sale/400001@v1", "payment.received sale/400001@v1", "item.updated item/SOAP@v3")
 		sameAsGet(t, c, evs[0], "/api/v1/sales/400001")
 		if string(evs[0].Data) != string(evs[1].Data) {
@@ -172,35 +173,35 @@ func TestEveryChangeIsOneEvent(t *testing.T) {
 		sameAsGet(t, c, evs[2], "/api/v1/inventory/items/SOAP")
 
 		// Paying the rest is an edit with a payment.
-		evs = change(t, c, "PUT", "/api/v1/sales/edit/400001", corrSale("400001", 4, "25.00"), 200)
+		evs = eventsOfRequest(t, c, "PUT", "/api/v1/sales/edit/400001", corrSale("400001", 4, "25.00"), 200)
 		wantTypes(t, evs, "sale.updated sale/400001@v2", "payment.received sale/400001@v2")
 		sameAsGet(t, c, evs[0], "/api/v1/sales/400001")
 
 		// A refund returning 1 soap.
-		evs = change(t, c, "POST", refundPath("400001"), map[string]any{"amount": "5.00", "lines": []any{map[string]any{"sales_item_id": 1, "quantity": "1"}}}, 200)
+		evs = eventsOfRequest(t, c, "POST", refundPath("400001"), map[string]any{"amount": "5.00", "lines": []any{map[string]any{"sales_item_id": 1, "quantity": "1"}}}, 200)
 		wantTypes(t, evs, "payment.refunded sale/400001@v3", "item.updated item/SOAP@v4")
 		sameAsGet(t, c, evs[0], "/api/v1/sales/400001")
 
 		// Adjustments: down to the alert level (low), then to zero (out).
-		evs = change(t, c, "POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "-4", "reason": "damaged"}, 200)
+		evs = eventsOfRequest(t, c, "POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "-4", "reason": "damaged"}, 200)
 		wantTypes(t, evs, "stock.adjusted item/SOAP@v5", "item.stock_low item/SOAP@v5")
 		sameAsGet(t, c, evs[0], "/api/v1/inventory/items/SOAP")
-		evs = change(t, c, "POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "-3", "reason": "lost"}, 200)
+		evs = eventsOfRequest(t, c, "POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "-3", "reason": "lost"}, 200)
 		wantTypes(t, evs, "stock.adjusted item/SOAP@v6", "item.out_of_stock item/SOAP@v6")
 
 		// A refused write writes no event: no stock left.
-		evs = change(t, c, "POST", "/api/v1/sales/add", corrSale("400002", 1, "0"), 400)
+		evs = eventsOfRequest(t, c, "POST", "/api/v1/sales/add", corrSale("400002", 1, "0"), 400)
 		wantTypes(t, evs)
 
 		// A void of an unpaid sale gives its stock back.
-		change(t, c, "POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "5", "reason": "received"}, 200)
-		change(t, c, "POST", "/api/v1/sales/add", corrSale("400003", 2, "0"), 200)
-		evs = change(t, c, "POST", voidPath("400003"), map[string]any{"reason": "entered twice"}, 200)
+		eventsOfRequest(t, c, "POST", "/api/v1/inventory/items/SOAP/adjustments", map[string]any{"quantity": "5", "reason": "received"}, 200)
+		eventsOfRequest(t, c, "POST", "/api/v1/sales/add", corrSale("400003", 2, "0"), 200)
+		evs = eventsOfRequest(t, c, "POST", voidPath("400003"), map[string]any{"reason": "entered twice"}, 200)
 		wantTypes(t, evs, "sale.voided sale/400003@v2", "item.updated item/SOAP@v9")
 		sameAsGet(t, c, evs[0], "/api/v1/sales/400003")
 
 		// Ids sort by time and the feed has each once.
-		all = everything(t, c)
+		all = allEvents(t, c)
 		ids := make([]string, len(all))
 		for i, e := range all {
 			ids[i] = e.ID
@@ -217,22 +218,22 @@ func TestEventFilters(t *testing.T) {
 		for i := range 3 {
 			want(t, c.put(t, "/api/v1/customers/1", map[string]any{"phone": fmt.Sprintf("02440000%02d", i)}), 200, "")
 		}
-		evs, _ := feed(t, c, "?type=customer.updated")
+		evs, _ := feedPage(t, c, "?type=customer.updated")
 		wantTypes(t, evs, "customer.updated customer/1@v4", "customer.updated customer/1@v3", "customer.updated customer/1@v2")
-		evs, _ = feed(t, c, "?type=sale.*")
+		evs, _ = feedPage(t, c, "?type=sale.*")
 		wantTypes(t, evs, "sale.created sale/500001@v1")
-		evs, _ = feed(t, c, "?type=payment.received")
+		evs, _ = feedPage(t, c, "?type=payment.received")
 		wantTypes(t, evs, "payment.received sale/500001@v1")
-		evs, _ = feed(t, c, "?resource_type=item&resource_id=SOAP")
+		evs, _ = feedPage(t, c, "?resource_type=item&resource_id=SOAP")
 		wantTypes(t, evs, "item.updated item/SOAP@v2", "item.created item/SOAP@v1")
-		evs, _ = feed(t, c, "?resource_id=SOAP&type=item.created")
+		evs, _ = feedPage(t, c, "?resource_id=SOAP&type=item.created")
 		wantTypes(t, evs, "item.created item/SOAP@v1")
-		evs, _ = feed(t, c, "?resource_id=1&type=customer.*")
+		evs, _ = feedPage(t, c, "?resource_id=1&type=customer.*")
 		if len(evs) != 4 {
 			t.Fatalf("customer 1 has 4 events, got %v", eventTypes(evs))
 		}
 		// Category 1 shares customer 1's id, not its events.
-		evs, _ = feed(t, c, "?resource_type=category&resource_id=1")
+		evs, _ = feedPage(t, c, "?resource_type=category&resource_id=1")
 		wantTypes(t, evs, "category.created category/1@v1")
 
 		// Pages of 2, newest first, follow on without repeats.
@@ -243,14 +244,14 @@ func TestEventFilters(t *testing.T) {
 			if cursor != "" {
 				q += "&cursor=" + url.QueryEscape(cursor)
 			}
-			evs, next := feed(t, c, q)
+			evs, next := feedPage(t, c, q)
 			pages = append(pages, evs...)
 			if next == "" {
 				break
 			}
 			cursor = next
 		}
-		all := everything(t, c)
+		all := allEvents(t, c)
 		if len(pages) != len(all) || pages[0].ID != all[len(all)-1].ID {
 			t.Fatalf("paging newest first found %d events, catching up %d", len(pages), len(all))
 		}
@@ -271,7 +272,7 @@ func TestEventFilters(t *testing.T) {
 
 		// Since a time: everything at or after it.
 		since := url.QueryEscape(all[0].CreatedAt)
-		evs, _ = feed(t, c, "?limit=100&since="+since)
+		evs, _ = feedPage(t, c, "?limit=100&since="+since)
 		if len(evs) != len(all) {
 			t.Fatalf("since %s found %d events, want %d", all[0].CreatedAt, len(evs), len(all))
 		}

@@ -104,7 +104,7 @@ func FuzzHTTP(f *testing.F) {
 		if hname != "" && httpHeaderName(hname) {
 			r.Header.Set(hname, hval)
 		}
-		before := snapshot(t, e)
+		before := tableDigest(t, e)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		res := w.Result()
@@ -125,7 +125,7 @@ func FuzzHTTP(f *testing.F) {
 			if env.Error == "" {
 				t.Fatalf("%s %s: %d without an error text", r.Method, path, res.StatusCode)
 			}
-			if after := snapshot(t, e); after != before {
+			if after := tableDigest(t, e); after != before {
 				t.Fatalf("%s %s: refused with %d but changed the table", r.Method, path, res.StatusCode)
 			}
 		}
@@ -142,9 +142,9 @@ func httpHeaderName(s string) bool {
 	return true
 }
 
-// snapshot is a digest of every item of the table but the id counters (a
+// tableDigest is a digest of every item of the table but the id counters (a
 // refused create may draw an id: ids may have gaps, no record changes).
-func snapshot(t testing.TB, e *env) string {
+func tableDigest(t testing.TB, e *env) string {
 	t.Helper()
 	var lines []string
 	in := &dynamodb.ScanInput{TableName: aws.String(e.store.Table()), ConsistentRead: aws.Bool(true)}

@@ -220,16 +220,6 @@ func TestItems(t *testing.T) {
 	})
 }
 
-// stockEnv has a customer 1, category 1 and item SOAP with qty units.
-func stockEnv(t *testing.T, qty string) *env {
-	t.Helper()
-	e := newSaleEnv(t)
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Soap"}), 200, "")
-	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "SOAP", "item_name": "Soap", "category_id": 1,
-		"item_price": "5.00", "quantity": qty}), 200, "")
-	return e
-}
-
 func stockSale(code, qty string, extra map[string]any) map[string]any {
 	q := map[string]float64{"1": 5, "2": 10, "3": 15, "4": 20}[qty]
 	b := saleBody(map[string]any{"invoice_code": code, "invoice_number": code, "discount": "0", "amount_paid": "0", "payment_type": "None",

@@ -13,10 +13,6 @@ import (
 // makes keys of its own mode only when it is a test key (a live key manages
 // both), and grants no scope it lacks itself.
 
-// seesKey reports whether the calling key may see or revoke k: a live key
-// every key of its account, a test key test keys only.
-func seesKey(caller, k business.APIKey) bool { return caller.Live || !k.Live }
-
 func listAPIKeys(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r)
 	for name := range q.values {
@@ -31,7 +27,7 @@ func listAPIKeys(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	}
 	out := []wire.APIKey{}
 	for _, k := range ks {
-		if seesKey(acct.Key, k) {
+		if acct.Key.Sees(k) {
 			out = append(out, wire.NewAPIKey(k))
 		}
 	}
@@ -57,22 +53,14 @@ func createAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err != nil {
 		return err
 	}
-	if spec.Live && !acct.Key.Live {
-		return business.Errorf(business.EFORBIDDEN, "A test key can create only test keys (mode \"test\")")
-	}
-	for _, sc := range spec.Scopes {
-		if !acct.Key.Grants([]string{sc}) {
-			return business.Errorf(business.EFORBIDDEN, "This API key lacks the scope %s, so it cannot grant it: a key creates keys only with scopes it has itself", sc)
-		}
+	if err := business.CheckCreateKey(acct.Key, spec); err != nil {
+		return err
 	}
 	k, secret, err := s.store.CreateKey(r.Context(), acct.ID, &acct.Key, spec)
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "API key created", map[string]any{"api_key": struct {
-		wire.APIKey
-		Key string `json:"key"`
-	}{wire.NewAPIKey(k), secret}})
+	return writeOK(w, "API key created", map[string]any{"api_key": wire.CreatedAPIKey{APIKey: wire.NewAPIKey(k), Key: secret}})
 }
 
 func revokeAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -12,6 +12,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 
@@ -38,7 +39,7 @@ func newLambdaCallerTTL(t testing.TB, st *store.Store, keyTTL time.Duration) *la
 	for _, rt := range api.Routes {
 		name := rt.Function
 		c.routes.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, _ *http.Request) { w.Header().Set("Function", name) })
-		h, err := app.FunctionHandler(srv, name)
+		h, err := lambdas.FunctionHandler(srv, name)
 		if err != nil {
 			t.Fatal(err)
 		}

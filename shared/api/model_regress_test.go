@@ -41,8 +41,8 @@ func TestReplayGetsTheFirstAnswer(t *testing.T) {
 		body := saleBody(map[string]any{"discount": nil, "sub_total_amount": "10.00", "total_amount": "10.00", "amount_paid": "0",
 			"items": []any{map[string]any{"item_code": "RICE-1", "item_name": "Rice", "unit_price": "5.00", "quantity": 2}}})
 		first := same(t, "/api/v1/sales/add", body, "sale-2")
-		code := fmt.Sprint(sale(first)["invoice_code"])
-		edit := saleBody(map[string]any{"invoice_code": code, "invoice_number": sale(first)["invoice_number"], "sub_total_amount": "10.00",
+		code := fmt.Sprint(saleOf(first)["invoice_code"])
+		edit := saleBody(map[string]any{"invoice_code": code, "invoice_number": saleOf(first)["invoice_number"], "sub_total_amount": "10.00",
 			"total_amount": "10.00", "amount_paid": "0", "discount": nil, "items": nil, "invoice_note": "edited"})
 		want(t, e.put("/api/v1/sales/edit/"+code, edit), 200, "")
 		again := e.post("/api/v1/sales/add", body, key("sale-2")...)
@@ -149,19 +149,26 @@ func TestBeyondDynamoDBLimits(t *testing.T) {
 	}
 }
 
+// riceEnv has a customer 1, category 1 and item RICE-1 with 5 in stock.
+func riceEnv(t *testing.T) *env {
+	t.Helper()
+	e := newSaleEnv(t)
+	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Grains"}), 200, "")
+	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "RICE-1", "item_name": "Rice", "category_id": 1, "item_price": 5, "quantity": 5}), 200, "")
+	return e
+}
+
 // Stock given back may not take an item past the largest quantity: it would
 // read back as malformed and vanish on the item's next write.
 func TestStockGivenBackPastTheLargestQuantity(t *testing.T) {
 	t.Parallel()
-	e := newSaleEnv(t)
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Grains"}), 200, "")
-	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "RICE-1", "item_name": "Rice", "category_id": 1, "item_price": 5, "quantity": 5}), 200, "")
+	e := riceEnv(t)
 	r := e.post("/api/v1/sales/add", saleBody(map[string]any{"discount": nil, "sub_total_amount": "25.00", "total_amount": "25.00", "amount_paid": "0",
 		"items": []any{map[string]any{"item_code": "RICE-1", "item_name": "Rice", "unit_price": "5.00", "quantity": 5}}}))
 	want(t, r, 200, "")
-	code := fmt.Sprint(sale(r)["invoice_code"])
+	code := fmt.Sprint(saleOf(r)["invoice_code"])
 	want(t, e.put("/api/v1/inventory/items/RICE-1", map[string]any{"quantity": "999999999.999"}), 200, "")
-	edit := saleBody(map[string]any{"invoice_code": code, "invoice_number": sale(r)["invoice_number"], "sub_total_amount": "25.00",
+	edit := saleBody(map[string]any{"invoice_code": code, "invoice_number": saleOf(r)["invoice_number"], "sub_total_amount": "25.00",
 		"total_amount": "25.00", "amount_paid": "0", "discount": nil,
 		"items": []any{map[string]any{"item_name": "Rice, unstocked", "unit_price": "5.00", "quantity": 5}}})
 	r = e.put("/api/v1/sales/edit/"+code, edit)
@@ -218,13 +225,11 @@ func TestHeadersWithCommas(t *testing.T) {
 // model: the ledger named invoice codes no sale has).
 func TestSaleMovementNamesTheGeneratedCode(t *testing.T) {
 	t.Parallel()
-	e := newSaleEnv(t)
-	want(t, e.post("/api/v1/inventory/categories/add", map[string]any{"category_name": "Grains"}), 200, "")
-	want(t, e.post("/api/v1/inventory/items/add", map[string]any{"item_code": "RICE-1", "item_name": "Rice", "category_id": 1, "item_price": 5, "quantity": 5}), 200, "")
+	e := riceEnv(t)
 	r := e.post("/api/v1/sales/add", saleBody(map[string]any{"discount": nil, "sub_total_amount": "5.00", "total_amount": "5.00", "amount_paid": "0",
 		"items": []any{map[string]any{"item_code": "RICE-1", "item_name": "Rice", "unit_price": "5.00", "quantity": 1}}}))
 	want(t, r, 200, "")
-	code := fmt.Sprint(sale(r)["invoice_code"])
+	code := fmt.Sprint(saleOf(r)["invoice_code"])
 	moves := e.get("/api/v1/inventory/items/RICE-1/movements").data()["movements"].([]any)
 	if got := moves[0].(map[string]any); got["kind"] != "sale" || got["invoice_code"] != code {
 		t.Fatalf("sale %s: newest movement %v", code, got)

@@ -19,7 +19,7 @@ func TestPaymentDateIsTheBusinessDay(t *testing.T) {
 	paymentDate := func(r resp) any {
 		t.Helper()
 		want(t, r, 200, "")
-		return sale(r)["payment_date"]
+		return saleOf(r)["payment_date"]
 	}
 	body := func(over map[string]any) map[string]any {
 		b := saleBody(map[string]any{"items": nil, "sub_total_amount": "100.00", "total_amount": "100.00", "discount": nil})

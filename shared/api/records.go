@@ -46,8 +46,8 @@ func decodeJSON[R any](body []byte) (R, error) {
 }
 
 // addRecord answers an add: the body converted and validated (a refused body
-// still answers a replayed Idempotency-Key, see refuse), then the store's
-// create, which renders the answer it keeps for replays.
+// still answers a replayed Idempotency-Key, see refuseUnlessReplayed), then
+// the store's create, which renders the answer it keeps for replays.
 func addRecord[K, T, V any](s *Server, w http.ResponseWriter, r *http.Request, acct business.Account, k kind[K, T],
 	convert func([]byte) (V, error),
 	create func(context.Context, string, V, *store.Idempotency, store.Render[T]) ([]byte, error),
@@ -58,7 +58,7 @@ func addRecord[K, T, V any](s *Server, w http.ResponseWriter, r *http.Request, a
 	}
 	v, err := convert(body)
 	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
+		return s.refuseUnlessReplayed(w, r, acct, idem, err)
 	}
 	resp, err := create(r.Context(), acct.ID, v, idem, func(x T) ([]byte, error) {
 		j := k.json(x)

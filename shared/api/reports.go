@@ -2,60 +2,21 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"bizdata/shared/business"
-	"bizdata/shared/money"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
 
 // Reports and the settings they depend on (the account's timezone).
-
-type timezoneSpanJSON struct {
-	Timezone string  `json:"timezone"`
-	From     *string `json:"from"`
-}
-
-type settingsJSON struct {
-	BusinessName        string             `json:"business_name"`
-	BusinessCode        string             `json:"business_code"`
-	Currency            string             `json:"currency"`
-	InvoicePrefix       string             `json:"invoice_prefix"`
-	Timezone            string             `json:"timezone"`
-	TimezoneEffectiveAt *string            `json:"timezone_effective_at"`
-	TimezoneHistory     []timezoneSpanJSON `json:"timezone_history"`
-}
-
-func toSettingsJSON(st store.Settings) settingsJSON {
-	cur := st.Timezones.Current()
-	j := settingsJSON{BusinessName: st.Account.Name, BusinessCode: st.Account.BusinessCode, Currency: st.Account.Currency,
-		InvoicePrefix: st.Account.InvoicePrefix, Timezone: cur.Name, TimezoneHistory: []timezoneSpanJSON{}}
-	if !cur.From.IsZero() {
-		at := cur.From.UTC().Format(business.TimeFormat)
-		j.TimezoneEffectiveAt = &at
-	}
-	hist := st.Timezones
-	if len(hist) == 0 {
-		hist = business.TimezoneHistory{cur}
-	}
-	for _, s := range hist {
-		span := timezoneSpanJSON{Timezone: s.Name}
-		if !s.From.IsZero() {
-			at := s.From.UTC().Format(business.TimeFormat)
-			span.From = &at
-		}
-		j.TimezoneHistory = append(j.TimezoneHistory, span)
-	}
-	return j
-}
 
 func getSettings(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	st, err := s.store.FindSettings(r.Context(), acct.ID)
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "Settings found", map[string]any{"settings": toSettingsJSON(st)})
+	return writeOK(w, "Settings found", map[string]any{"settings": wire.NewSettings(st.Account, st.Timezones)})
 }
 
 type settingsRequest struct {
@@ -108,44 +69,13 @@ func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 		return err
 	}
 	s.keys.forgetAccount(acct.ID)
-	return writeOK(w, "Settings updated", map[string]any{"settings": toSettingsJSON(st)})
+	return writeOK(w, "Settings updated", map[string]any{"settings": wire.NewSettings(st.Account, st.Timezones)})
 }
 
 // reportQuery reads a report's query string: only the names given, each at
 // most once and not empty (400 naming the parameter otherwise).
 func reportQuery(r *http.Request, names ...string) *listQuery {
 	return readQuery(r, "leave the parameter out for its default", names...)
-}
-
-// figuresJSON is a period's figures (or the totals) as a report shows them.
-type figuresJSON struct {
-	Start             string            `json:"start,omitempty"`
-	End               string            `json:"end,omitempty"`
-	SalesCount        int64             `json:"sales_count"`
-	Invoiced          string            `json:"invoiced"`
-	Collected         string            `json:"collected"`
-	Refunded          string            `json:"refunded"`
-	Expenses          string            `json:"expenses"`
-	Net               string            `json:"net"`
-	CollectedByMethod map[string]string `json:"collected_by_method"`
-	ExpensesByType    map[string]string `json:"expenses_by_type"`
-	// ExpensesOtherTypes is the expenses of the types past the
-	// business.MaxExpenseTypes that ExpensesByType names.
-	ExpensesOtherTypes string `json:"expenses_other_types"`
-}
-
-func centsMap(m map[string]int64) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = money.FormatCents(v)
-	}
-	return out
-}
-
-func toFiguresJSON(f business.Figures) figuresJSON {
-	return figuresJSON{SalesCount: f.SalesCount, Invoiced: money.FormatCents(f.Invoiced), Collected: money.FormatCents(f.Collected),
-		Refunded: money.FormatCents(f.Refunded), Expenses: money.FormatCents(f.Expenses), Net: money.FormatCents(f.Net()),
-		CollectedByMethod: centsMap(f.ByMethod), ExpensesByType: centsMap(f.ByType), ExpensesOtherTypes: money.FormatCents(f.OtherTypes)}
 }
 
 func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -173,35 +103,14 @@ func reportSummary(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 		return err
 	}
 	byPeriod, totals := business.Summarize(periods, sums.Days, sums.Months)
-	out := make([]figuresJSON, len(byPeriod))
+	out := make([]wire.Figures, len(byPeriod))
 	for i, p := range byPeriod {
-		out[i] = toFiguresJSON(p.Figures)
-		out[i].Start, out[i].End = p.Start, p.End
+		out[i] = wire.NewFigures(p)
 	}
-	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
-		"from": from, "to": to, "group_by": groupBy, "timezone": st.Timezones.At(asOf).String(), "currency": st.Account.Currency,
-		"as_of": asOf.UTC().Format(business.TimeFormat), "complete": sums.Parked == 0, "periods": out, "totals": toFiguresJSON(totals),
+	return writeOK(w, "Report ready", map[string]any{"report": wire.SummaryReport{
+		AsOf: asOf.UTC().Format(business.TimeFormat), Complete: sums.Parked == 0, Currency: st.Account.Currency, From: from,
+		GroupBy: groupBy, Periods: out, Timezone: st.Timezones.At(asOf).String(), To: to, Totals: wire.NewFigures(business.PeriodFigures{Figures: totals}),
 	}})
-}
-
-type agingJSON struct {
-	Current string `json:"current"`
-	D1To30  string `json:"1_30"`
-	D31To60 string `json:"31_60"`
-	D61To90 string `json:"61_90"`
-	Over90  string `json:"over_90"`
-}
-
-func toAgingJSON(a business.Aging) agingJSON {
-	return agingJSON{Current: money.FormatCents(a.Current), D1To30: money.FormatCents(a.Days1To30), D31To60: money.FormatCents(a.Days31To60),
-		D61To90: money.FormatCents(a.Days61To90), Over90: money.FormatCents(a.Over90)}
-}
-
-type debtorJSON struct {
-	CustomerID  string    `json:"customer_id"`
-	Name        string    `json:"name"`
-	Outstanding string    `json:"outstanding"`
-	Buckets     agingJSON `json:"buckets"`
 }
 
 func reportReceivables(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -214,23 +123,7 @@ func reportReceivables(s *Server, w http.ResponseWriter, r *http.Request, acct b
 	if err != nil {
 		return err
 	}
-	asOf = rec.AsOf
-	debtors := make([]debtorJSON, len(rec.Debtors))
-	for i, d := range rec.Debtors {
-		debtors[i] = debtorJSON{CustomerID: strconv.FormatInt(d.CustomerID, 10), Name: d.Name, Outstanding: money.FormatCents(d.Outstanding), Buckets: toAgingJSON(d.Aging)}
-	}
-	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
-		"as_of": asOf, "currency": acct.Currency, "outstanding": money.FormatCents(rec.Outstanding),
-		"open_sales": rec.Open, "buckets": toAgingJSON(rec.Aging), "customers": debtors,
-	}})
-}
-
-type stockAlertJSON struct {
-	ItemCode        string `json:"item_code"`
-	ItemName        string `json:"item_name"`
-	Quantity        string `json:"quantity"`
-	MinimumQtyAlert string `json:"minimum_qty_alert"`
-	Status          string `json:"status"`
+	return writeOK(w, "Report ready", map[string]any{"report": wire.NewReceivablesReport(rec, acct.Currency)})
 }
 
 func reportInventory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -241,16 +134,5 @@ func reportInventory(s *Server, w http.ResponseWriter, r *http.Request, acct bus
 	if err != nil {
 		return err
 	}
-	alerts := make([]stockAlertJSON, len(rep.Alerts))
-	for i, it := range rep.Alerts {
-		alerts[i] = stockAlertJSON{ItemCode: it.ItemCode, ItemName: it.ItemName, Quantity: it.Quantity.String(),
-			MinimumQtyAlert: it.MinimumQtyAlert.String(), Status: it.Status()}
-	}
-	return writeOK(w, "Report ready", map[string]any{"report": map[string]any{
-		"currency": acct.Currency, "items_count": count,
-		"stock_value": rep.StockValue, "retail_value": rep.RetailValue,
-		"counts":                map[string]int{business.StockIn: rep.InStock, business.StockLow: rep.LowStock, business.StockOut: rep.OutOfStock},
-		"low_and_out_items":     alerts,
-		"low_and_out_truncated": rep.AlertsTruncated,
-	}})
+	return writeOK(w, "Report ready", map[string]any{"report": wire.NewInventoryReport(rep, count, acct.Currency)})
 }

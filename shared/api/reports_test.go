@@ -1,6 +1,6 @@
 package api_test
 
-// Contract tests of reports (issue 23) and the settings they depend on, by
+// Contract tests of reports and the settings they depend on, by
 // outcome, against DynamoDB Local, over HTTP and through the Lambda path.
 // The store's clock is set to chosen instants, so facts fall on either side
 // of a merchant's local midnight. No stream consumer runs here: every report
@@ -107,19 +107,17 @@ func plainSale(over map[string]any) map[string]any {
 	return saleBody(over)
 }
 
-func reportEnv(t *testing.T, f func(t *testing.T, c *client)) {
-	for _, path := range []string{"HTTP", "Lambda"} {
-		t.Run(path, func(t *testing.T) {
-			t.Parallel()
-			e := newSaleEnv(t)
-			c := &client{e: e}
-			if path == "Lambda" {
-				c.lc = newLambdaCaller(t, e)
-			}
-			f(t, c)
-		})
-	}
+// addPlainSale adds a sale of no lines, code (its invoice number too), of
+// total, paid by payType.
+func addPlainSale(t *testing.T, c *client, code, total, paid, payType, due string) {
+	t.Helper()
+	want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": code, "invoice_number": code,
+		"sub_total_amount": total, "total_amount": total, "amount_paid": paid, "payment_type": payType, "due_date": due})), 200, "")
 }
+
+// reportEnv runs f on a fresh sales env over HTTP and through the Lambda
+// path.
+func reportEnv(t *testing.T, f func(t *testing.T, c *client)) { onBothPaths(t, newSaleEnv, f) }
 
 func setTimezone(t *testing.T, c *client, tz, effective string) {
 	t.Helper()
@@ -144,8 +142,7 @@ func TestReportNairobiMonthEnd(t *testing.T) {
 		e.clock.set(t, "2026-01-31 20:59:59")
 		want(t, c.post(t, "/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "2.00", "payment_method": "Cash", "created_by": "Ama"}), 200, "")
 		e.clock.set(t, "2026-01-31 22:30:00")
-		want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": "410001", "invoice_number": "410001",
-			"sub_total_amount": "50.00", "total_amount": "50.00", "amount_paid": "20.00", "payment_type": "Cash", "due_date": "2026-02-28"})), 200, "")
+		addPlainSale(t, c, "410001", "50.00", "20.00", "Cash", "2026-02-28")
 		want(t, c.post(t, "/api/v1/expenses/add", map[string]any{"expense_type": "Rent", "expense_amount": "5.00", "payment_method": "Cash", "created_by": "Ama"}), 200, "")
 
 		wantPeriods(t, summary(t, c, "from=2026-01-01&to=2026-02-28&group_by=month"),
@@ -218,10 +215,8 @@ func TestReportCorrections(t *testing.T) {
 	reportEnv(t, func(t *testing.T, c *client) {
 		e := c.e
 		e.clock.set(t, "2026-05-04 10:00:00")
-		want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": "420001", "invoice_number": "420001",
-			"sub_total_amount": "10.00", "total_amount": "10.00", "amount_paid": "10.00", "payment_type": "Cash", "due_date": "2026-05-31"})), 200, "")
-		want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": "420002", "invoice_number": "420002",
-			"sub_total_amount": "7.00", "total_amount": "7.00", "amount_paid": "0", "payment_type": "None", "due_date": "2026-05-31"})), 200, "")
+		addPlainSale(t, c, "420001", "10.00", "10.00", "Cash", "2026-05-31")
+		addPlainSale(t, c, "420002", "7.00", "0", "None", "2026-05-31")
 		want(t, c.post(t, "/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "3.00", "payment_method": "Cash", "created_by": "Ama"}), 200, "")
 		e.clock.set(t, "2026-05-05 09:00:00")
 		want(t, c.post(t, refundPath("420001"), map[string]any{"amount": "4.00"}), 200, "Refund recorded")
@@ -395,10 +390,8 @@ func TestReportCountsRecordsFromBeforeReports(t *testing.T) {
 	c := &client{e: e}
 	ctx := context.Background()
 	e.clock.set(t, "2026-04-01 10:00:00")
-	want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": "450001", "invoice_number": "450001",
-		"sub_total_amount": "10.00", "total_amount": "10.00", "amount_paid": "4.00", "payment_type": "Cash", "due_date": "2026-05-31"})), 200, "")
-	want(t, c.post(t, "/api/v1/sales/add", plainSale(map[string]any{"invoice_code": "450002", "invoice_number": "450002",
-		"sub_total_amount": "6.00", "total_amount": "6.00", "amount_paid": "0", "payment_type": "None", "due_date": "2026-05-31"})), 200, "")
+	addPlainSale(t, c, "450001", "10.00", "4.00", "Cash", "2026-05-31")
+	addPlainSale(t, c, "450002", "6.00", "0", "None", "2026-05-31")
 	want(t, c.post(t, "/api/v1/expenses/add", map[string]any{"expense_type": "Fuel", "expense_amount": "3.00", "payment_method": "Cash", "created_by": "Ama"}), 200, "")
 	e.clock.set(t, "2026-04-02 10:00:00")
 	want(t, c.post(t, refundPath("450001"), map[string]any{"amount": "1.00"}), 200, "")

@@ -163,7 +163,7 @@ func addSale(s *Server, w http.ResponseWriter, r *http.Request, acct business.Ac
 	}
 	ns, err := toNewSale(body, acct.InvoicePrefix)
 	if err != nil {
-		return s.refuse(w, r, acct, idem, err)
+		return s.refuseUnlessReplayed(w, r, acct, idem, err)
 	}
 	resp, err := s.store.CreateSale(r.Context(), acct.ID, ns, idem, func(rec store.SaleRecord) ([]byte, error) {
 		return successBody(http.StatusOK, "Sale added successfully", saleData(rec))
@@ -270,8 +270,7 @@ func listSales(s *Server, w http.ResponseWriter, r *http.Request, acct business.
 	return writePage(w, "Sales", "sales", page, wire.NewSale)
 }
 
-// saleData is the data of every single-sale response: the sale, its lines
-// and its payments under the description's three keys, and its refunds.
-func saleData(rec store.SaleRecord) map[string]any {
+// saleData is the data of every single-sale response (see wire.SaleRecord).
+func saleData(rec store.SaleRecord) wire.SaleRecord {
 	return wire.SaleData(rec.Sale, rec.Payments, rec.Refunds)
 }

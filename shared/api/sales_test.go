@@ -50,9 +50,9 @@ func saleBody(over map[string]any) map[string]any {
 	return b
 }
 
-func sale(r resp) map[string]any { return r.data()["sales"].(map[string]any) }
+func saleOf(r resp) map[string]any { return r.data()["sales"].(map[string]any) }
 
-func payments(r resp) []any { return r.data()["sales-payment"].([]any) }
+func paymentsOf(r resp) []any { return r.data()["sales-payment"].([]any) }
 
 // tableCount counts the table's items (a test-only Scan).
 func tableCount(t *testing.T, e *env) int32 {
@@ -102,33 +102,33 @@ func TestAddSale(t *testing.T) {
 	t.Run("Get", func(t *testing.T) {
 		g := e.get("/api/v1/sales/" + code)
 		want(t, g, 200, "Sale found")
-		if sale(g)["total_amount"] != "27.50" || len(payments(g)) != 1 || g.header.Get("ETag") != `"v1"` {
+		if saleOf(g)["total_amount"] != "27.50" || len(paymentsOf(g)) != 1 || g.header.Get("ETag") != `"v1"` {
 			t.Fatalf("%s", g.raw)
 		}
 	})
 	t.Run("GivenCodesAndPrefixedNumber", func(t *testing.T) {
 		r := e.post("/api/v1/sales/add", saleBody(map[string]any{"invoice_code": "123456", "invoice_number": "INV-654321"}))
 		want(t, r, 200, "")
-		if sale(r)["invoice_code"] != float64(123456) || sale(r)["invoice_number"] != "INV-654321" {
+		if saleOf(r)["invoice_code"] != float64(123456) || saleOf(r)["invoice_number"] != "INV-654321" {
 			t.Fatalf("%s", r.raw)
 		}
 		r = e.post("/api/v1/sales/add", saleBody(map[string]any{"invoice_code": 223456, "invoice_number": "765432"}))
 		want(t, r, 200, "")
-		if sale(r)["invoice_number"] != "INV-765432" {
+		if saleOf(r)["invoice_number"] != "INV-765432" {
 			t.Fatalf("%s", r.raw)
 		}
 	})
 	t.Run("Draft", func(t *testing.T) {
 		r := e.post("/api/v1/sales/add", saleBody(map[string]any{"amount_paid": "0", "payment_type": "None", "payment_status": "draft"}))
 		want(t, r, 200, "")
-		if sale(r)["payment_status"] != "draft" || len(payments(r)) != 0 || sale(r)["payment_date"] != nil {
+		if saleOf(r)["payment_status"] != "draft" || len(paymentsOf(r)) != 0 || saleOf(r)["payment_date"] != nil {
 			t.Fatalf("%s", r.raw)
 		}
 	})
 	t.Run("NoItemsAmountsAsSent", func(t *testing.T) {
 		r := e.post("/api/v1/sales/add", saleBody(map[string]any{"items": nil, "sub_total_amount": "100", "total_amount": "100", "amount_paid": "100", "discount": nil}))
 		want(t, r, 200, "")
-		if sale(r)["payment_status"] != "paid" || sale(r)["discount"] != nil || len(r.data()["sales-item"].([]any)) != 0 {
+		if saleOf(r)["payment_status"] != "paid" || saleOf(r)["discount"] != nil || len(r.data()["sales-item"].([]any)) != 0 {
 			t.Fatalf("%s", r.raw)
 		}
 	})
@@ -207,8 +207,8 @@ func TestEditSale(t *testing.T) {
 	t.Run("RaisePaidAddsOnePayment", func(t *testing.T) {
 		r := edit(map[string]any{"amount_paid": "20.00"})
 		want(t, r, 200, "Sale updated successfully")
-		pays := payments(r)
-		if len(pays) != 2 || pays[1].(map[string]any)["amount_paid"] != "10.00" || sale(r)["payment_status"] != "partial" {
+		pays := paymentsOf(r)
+		if len(pays) != 2 || pays[1].(map[string]any)["amount_paid"] != "10.00" || saleOf(r)["payment_status"] != "partial" {
 			t.Fatalf("%s", r.raw)
 		}
 		if len(r.data()["sales-item"].([]any)) != 2 {
@@ -239,7 +239,7 @@ func TestEditSale(t *testing.T) {
 	t.Run("PayInFullFinalizes", func(t *testing.T) {
 		r := edit(map[string]any{"amount_paid": "27.50"})
 		want(t, r, 200, "")
-		if sale(r)["payment_status"] != "paid" || len(payments(r)) != 3 {
+		if saleOf(r)["payment_status"] != "paid" || len(paymentsOf(r)) != 3 {
 			t.Fatalf("%s", r.raw)
 		}
 		r = edit(map[string]any{"amount_paid": "27.50", "discount": "1.00", "total_amount": "27.00"})
@@ -249,7 +249,7 @@ func TestEditSale(t *testing.T) {
 		}
 		r = edit(map[string]any{"amount_paid": "27.50", "invoice_note": "Paid, thank you", "invoice_colour": "#00AA00", "reminder_date": nil})
 		want(t, r, 200, "")
-		if sale(r)["invoice_note"] != "Paid, thank you" || sale(r)["invoice_colour"] != "#00AA00" {
+		if saleOf(r)["invoice_note"] != "Paid, thank you" || saleOf(r)["invoice_colour"] != "#00AA00" {
 			t.Fatalf("%s", r.raw)
 		}
 	})
@@ -298,7 +298,7 @@ func TestEditSaleLines(t *testing.T) {
 	t.Parallel()
 	e := newSaleEnv(t)
 	want(t, e.post("/api/v1/sales/add", saleBody(map[string]any{"invoice_code": "111111", "amount_paid": "0", "payment_type": "None"})), 200, "")
-	b := saleBody(map[string]any{"invoice_code": "111111", "invoice_number": sale(e.get("/api/v1/sales/111111"))["invoice_number"],
+	b := saleBody(map[string]any{"invoice_code": "111111", "invoice_number": saleOf(e.get("/api/v1/sales/111111"))["invoice_number"],
 		"amount_paid": "0", "payment_type": "None",
 		"items":            []any{map[string]any{"item_name": "Oil", "unit_price": "3.333", "quantity": "1"}},
 		"sub_total_amount": "3.33", "total_amount": "3.33", "discount": "0"})
@@ -346,17 +346,17 @@ func TestConcurrentPaymentsAddUp(t *testing.T) {
 	}
 	wg.Wait()
 	g := e.get("/api/v1/sales/555555")
-	paid := money.MustAmount(sale(g)["amount_paid"].(string))
+	paid := money.MustAmount(saleOf(g)["amount_paid"].(string))
 	sum := money.Zero
-	for _, p := range payments(g) {
+	for _, p := range paymentsOf(g) {
 		a := money.MustAmount(p.(map[string]any)["amount_paid"].(string))
 		if a.IsZero() {
 			t.Fatal("a payment of 0.00 was recorded")
 		}
 		sum = sum.Add(a)
 	}
-	if sum.Cmp(paid) != 0 || codes[200] != len(payments(g)) || codes[200] == 0 {
-		t.Fatalf("payments sum %s, amount_paid %s, %d payments, outcomes %v", sum, paid, len(payments(g)), codes)
+	if sum.Cmp(paid) != 0 || codes[200] != len(paymentsOf(g)) || codes[200] == 0 {
+		t.Fatalf("payments sum %s, amount_paid %s, %d payments, outcomes %v", sum, paid, len(paymentsOf(g)), codes)
 	}
 }
 
@@ -491,7 +491,7 @@ func TestSaleRoundTrips(t *testing.T) {
 	add := count(func() resp { return e.post("/api/v1/sales/add", saleBody(map[string]any{"invoice_code": "424242"})) })
 	get := count(func() resp { return e.get("/api/v1/sales/424242") })
 	list := count(func() resp { return e.get("/api/v1/sales?payment_status=partial") })
-	b := saleBody(map[string]any{"invoice_code": "424242", "invoice_number": sale(e.get("/api/v1/sales/424242"))["invoice_number"], "amount_paid": "20.00"})
+	b := saleBody(map[string]any{"invoice_code": "424242", "invoice_number": saleOf(e.get("/api/v1/sales/424242"))["invoice_number"], "amount_paid": "20.00"})
 	edit := count(func() resp { return e.put("/api/v1/sales/edit/424242", b) })
 	t.Logf("DynamoDB calls (sequential depth): add %v, get %v, list %v, edit %v", add, get, list, edit)
 	if add != (cost{3, 2}) || get != (cost{1, 1}) || list != (cost{1, 1}) || edit != (cost{2, 2}) {

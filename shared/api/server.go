@@ -216,22 +216,24 @@ func requestID(ctx context.Context) string {
 	return hex.EncodeToString(b)
 }
 
-// statusWriter remembers the status a handler wrote, for the access log.
-type statusWriter struct {
+// StatusWriter remembers the status a handler wrote, for the access log
+// (the API's and the dashboard's).
+type StatusWriter struct {
 	http.ResponseWriter
-	status int
+	// Status is the first status written; 0 while nothing is.
+	Status int
 }
 
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
+func (w *StatusWriter) WriteHeader(code int) {
+	if w.Status == 0 {
+		w.Status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+func (w *StatusWriter) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -242,16 +244,16 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &StatusWriter{ResponseWriter: w}
 		err := s.serve(sw, r, rt)
 		if err != nil {
 			writeError(sw, r, s.log, err)
 		}
-		if sw.status == 0 { // a handler that writes nothing would become a 504 on API Gateway
+		if sw.Status == 0 { // a handler that writes nothing would become a 504 on API Gateway
 			writeError(sw, r, s.log, business.Errorf(business.EINTERNAL, "handler wrote no response"))
 		}
 		s.log.InfoContext(r.Context(), "request", "request_id", w.Header().Get("X-Request-Id"),
-			"function", rt.Function, "method", r.Method, "status", sw.status,
+			"function", rt.Function, "method", r.Method, "status", sw.Status,
 			"ms", float64(time.Since(start).Microseconds())/1000)
 	})
 }

@@ -3,9 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,7 +10,6 @@ import (
 	"time"
 
 	"bizdata/shared/business"
-	"bizdata/shared/store"
 	"bizdata/shared/webhook"
 	"bizdata/shared/wire"
 )
@@ -21,28 +17,12 @@ import (
 // The merchant's own settings: its webhook, its deliveries, its API key,
 // authenticated by the account's key like every route.
 
-type webhookJSON struct {
-	CallbackURL  *string `json:"callback_url"`
-	Signed       bool    `json:"signed"`
-	BusinessCode string  `json:"business_code"`
-	Currency     string  `json:"currency"`
-	UpdatedAt    *string `json:"updated_at"`
-}
-
-func toWebhookJSON(a business.Account, w store.WebhookSettings) webhookJSON {
-	j := webhookJSON{CallbackURL: wire.Nullable(w.CallbackURL), Signed: w.Signed, BusinessCode: a.BusinessCode, Currency: a.Currency}
-	if !w.UpdatedAt.IsZero() {
-		j.UpdatedAt = wire.Nullable(w.UpdatedAt.Format(business.TimeFormat))
-	}
-	return j
-}
-
 func getWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	a, settings, err := s.store.FindWebhookSettings(r.Context(), acct.ID)
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "Webhook settings found", map[string]any{"webhook": toWebhookJSON(a, settings)})
+	return writeOK(w, "Webhook settings found", map[string]any{"webhook": wire.NewWebhookSettings(a, settings.CallbackURL, settings.Signed, settings.UpdatedAt)})
 }
 
 type webhookRequest struct {
@@ -88,7 +68,7 @@ func updateWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "Webhook settings updated", map[string]any{"webhook": toWebhookJSON(acct, settings)})
+	return writeOK(w, "Webhook settings updated", map[string]any{"webhook": wire.NewWebhookSettings(acct, settings.CallbackURL, settings.Signed, settings.UpdatedAt)})
 }
 
 // checkCallbackURL says why u cannot be a callback URL, or "" when it can:
@@ -128,49 +108,12 @@ func readNoFields(r *http.Request) error {
 	return decodeObject(body, &struct{}{}, "")
 }
 
-// DeliveryAttemptJSON is one attempt of a delivery as the API answers it.
-type DeliveryAttemptJSON struct {
-	At         string  `json:"at"`
-	StatusCode *int    `json:"status_code"`
-	LatencyMS  int64   `json:"latency_ms"`
-	Error      *string `json:"error"`
-}
-
-// DeliveryJSON is a delivery as the API answers it (GET
-// /user/webhook/deliveries) and the admin CLI prints it.
-type DeliveryJSON struct {
-	TransactionID string                `json:"transaction_id"`
-	WebhookID     string                `json:"webhook_id"`
-	InvoiceCode   *string               `json:"invoice_code"`
-	Amount        string                `json:"amount"`
-	State         string                `json:"state"`
-	Attempts      []DeliveryAttemptJSON `json:"attempts"`
-	NextAttemptAt *string               `json:"next_attempt_at"`
-	CreatedAt     string                `json:"created_at"`
-}
-
-// NewDeliveryJSON returns d as the API answers it, with the amount and invoice
-// code its payload announces.
-func NewDeliveryJSON(d business.Delivery) DeliveryJSON {
-	var p struct {
-		Amount      string `json:"amount"`
-		InvoiceCode string `json:"invoice_code"`
-	}
-	_ = json.Unmarshal(d.Payload, &p)
-	j := DeliveryJSON{TransactionID: d.TransactionID, WebhookID: d.WebhookID, InvoiceCode: wire.Nullable(p.InvoiceCode), Amount: p.Amount,
-		State: d.State, Attempts: make([]DeliveryAttemptJSON, len(d.Attempts)), CreatedAt: d.CreatedAt.Format(business.TimeFormat)}
-	for i, a := range d.Attempts {
-		j.Attempts[i] = DeliveryAttemptJSON{At: a.At.Format(business.TimeFormat), LatencyMS: a.LatencyMS, Error: wire.Nullable(a.Error)}
-		if a.Status != 0 {
-			st := a.Status
-			j.Attempts[i].StatusCode = &st
-		}
-	}
-	if d.Waiting() {
-		j.NextAttemptAt = wire.Nullable(d.NextAt.UTC().Format(business.TimeFormat))
-	}
-	return j
-}
+// DeliveryJSON and DeliveryAttemptJSON are a delivery and its attempts as
+// the API answers them (GET /user/webhook/deliveries); their shape is wire's.
+type (
+	DeliveryJSON        = wire.Delivery
+	DeliveryAttemptJSON = wire.DeliveryAttempt
+)
 
 func listDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r, "state")
@@ -182,7 +125,7 @@ func listDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	if err != nil {
 		return err
 	}
-	return writePage(w, "Deliveries", "deliveries", page, NewDeliveryJSON)
+	return writePage(w, "Deliveries", "deliveries", page, wire.NewDelivery)
 }
 
 func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -197,7 +140,7 @@ func redeliverWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct bu
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "Delivery queued", map[string]any{"delivery": NewDeliveryJSON(d)})
+	return writeOK(w, "Delivery queued", map[string]any{"delivery": wire.NewDelivery(d)})
 }
 
 // testSendContext bounds the DynamoDB calls a test send makes before it
@@ -254,14 +197,10 @@ func testWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 	if err := s.takeTestSend(dbCtx, a.ID, now); err != nil {
 		return err
 	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	tx := "test_" + hex.EncodeToString(b)
-	d := business.Delivery{AccountID: a.ID, TransactionID: tx, WebhookID: "msg_" + tx, Payload: webhook.NewTestPayload(a, tx)}
-	attempt, ok := s.sender.SendWithin(r.Context(), d, wh.CallbackURL, wh.CallbackSecret, now, webhook.TestTimeout)
-	out := map[string]any{"webhook_id": d.WebhookID, "delivered": ok, "status_code": nil, "latency_ms": attempt.LatencyMS, "error": wire.Nullable(attempt.Error)}
+	webhookID, attempt, ok := s.sender.SendTestNotification(r.Context(), a, wh, now)
+	out := wire.WebhookTest{Delivered: ok, Error: wire.Nullable(attempt.Error), LatencyMS: attempt.LatencyMS, WebhookID: webhookID}
 	if attempt.Status != 0 {
-		out["status_code"] = attempt.Status
+		out.StatusCode = &attempt.Status
 	}
 	return writeOK(w, "Test notification sent", map[string]any{"delivery": out})
 }

@@ -14,6 +14,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/app"
+	"bizdata/shared/app/lambdas"
 	"bizdata/shared/business"
 	"bizdata/shared/testdb"
 	"bizdata/shared/webhook"
@@ -296,7 +297,7 @@ func TestTestNotificationKeepsItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := app.FunctionHandler(api.NewServer(st, testdb.Quiet(), 0), "test-webhook")
+	h, err := lambdas.FunctionHandler(api.NewServer(st, testdb.Quiet(), 0), "test-webhook")
 	if err != nil {
 		t.Fatal(err)
 	}

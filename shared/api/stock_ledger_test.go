@@ -1,6 +1,6 @@
 package api_test
 
-// Stock adjustments and the stock ledger (issue 21), by outcome, over HTTP
+// Stock adjustments and the stock ledger, by outcome, over HTTP
 // and through the Lambda path (see bothPaths).
 
 import (

@@ -20,9 +20,9 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// inject makes every DynamoDB call of operation op ("" for all) fail with
+// failCalls makes every DynamoDB call of operation op ("" for all) fail with
 // the error fail returns, before it leaves the client.
-func inject(op string, fail func() error) func(*dynamodb.Options) {
+func failCalls(op string, fail func() error) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("InjectError",
@@ -59,7 +59,7 @@ func TestDynamoDBFaultsAre503(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st, err := app.NewStore(context.Background(), cfg, inject(c.op, c.fail))
+			st, err := app.NewStore(context.Background(), cfg, failCalls(c.op, c.fail))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,9 @@
-// Package app wires the product's processes from their environment: it builds
-// the DynamoDB client and store once, and starts a Lambda function serving one
-// route of the route table. functions/<name>/main.go calls RunFunction and
-// exits when it returns an error (only main decides the process's end).
+// Package app builds what every process of the product needs from its
+// environment: its Config, the DynamoDB and DynamoDB Streams clients, the
+// store, the logger, and the adapter through which a Lambda function serves
+// API Gateway's events with an http.Handler. What each Lambda function runs
+// is shared/app/lambdas's: apart from it, this package imports neither the
+// dashboard nor the webhook service, so their tests may import it.
 package app
 
 import (
@@ -19,7 +21,6 @@ import (
 	"bizdata/shared/store"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -155,42 +156,6 @@ func NewStore(ctx context.Context, c Config, optFns ...func(*dynamodb.Options)) 
 
 // Logger is the JSON logger every process writes to stdout.
 func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
-
-// FunctionHandler returns the http.Handler of the Lambda function name: a
-// ServeMux holding that one route, so path values work as they do locally;
-// or, for api.DefaultFunction, the answer to what no route matches.
-func FunctionHandler(srv *api.Server, name string) (http.Handler, error) {
-	if name == api.DefaultFunction {
-		return srv.FallbackHandler(), nil
-	}
-	rt, ok := api.RouteByFunction(name)
-	if !ok {
-		return nil, fmt.Errorf("no route for function %q", name)
-	}
-	return srv.Handler([]api.Route{rt}), nil
-}
-
-// RunFunction starts the Lambda function name: it wires everything once, then
-// serves API Gateway HTTP API (payload v2) events until the runtime stops the
-// process. It returns only when the function cannot start, saying why.
-func RunFunction(name string) error {
-	ctx := context.Background()
-	cfg, err := FromEnv()
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	st, err := NewStore(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	srv := api.NewServer(st, Logger(), cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
-	h, err := FunctionHandler(srv, name)
-	if err != nil {
-		return err
-	}
-	lambda.StartWithOptions(LambdaHandler(h), lambda.WithEnableSIGTERM())
-	return nil
-}
 
 // LambdaHandler serves API Gateway HTTP API (payload v2) events with h. It
 // converts events with httpadapter, with two differences, so that no input

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
+func TestMain(m *testing.M) { testdb.Main(m) }
+
 // TestDynamoDBConnectionsReused: a process making many DynamoDB calls at once
 // keeps every connection of a burst for the next burst, instead of closing
 // all but the SDK's default 10 idle ones and dialling them again. The calls

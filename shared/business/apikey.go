@@ -198,6 +198,31 @@ func ValidKeyID(id string) bool {
 	return true
 }
 
+// DefaultKeyName names an account's first key, and the one key of an
+// account made before keys had names.
+const DefaultKeyName = "Default key"
+
+// DefaultKeySpec is the key every new account starts with: live, every
+// scope.
+func DefaultKeySpec() APIKey {
+	return APIKey{Name: DefaultKeyName, Scopes: []string{ScopeAll}, Live: true}
+}
+
+// NewKey returns the key spec describes (name, scopes, mode), made at now
+// under a fresh id, and its secret, shown this once.
+func NewKey(spec APIKey, now time.Time) (APIKey, string) {
+	spec.ID, spec.CreatedAt = NewKeyID(), now
+	return spec.WithNewSecret()
+}
+
+// WithNewSecret returns k with a fresh secret of its mode (its hash and
+// prefix), and the secret; its id, name and scopes stay.
+func (k APIKey) WithNewSecret() (APIKey, string) {
+	secret, hash := NewModeAPIKey(k.Live)
+	k.Hash, k.Prefix = hash, KeyPrefix(secret)
+	return k, secret
+}
+
 // NewKeySpec validates a key to create: a name (1 to 100 characters), at
 // least one known scope (repeats dropped, in Scopes' order) and a mode of
 // "live" or "test" ("" is live). Returns EINVALID naming each bad field.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Ids, secrets and subscriptions of webhook endpoints.
@@ -94,4 +95,77 @@ func CheckEnabledEvents(fe FieldErrors, field string, patterns []string) []strin
 		}
 	}
 	return out
+}
+
+// TooManyEndpoints is the answer to a create of an endpoint beyond
+// MaxEndpoints (ECONFLICT).
+func TooManyEndpoints() error {
+	return Errorf(ECONFLICT, "An account may have at most %d webhook endpoints; delete one it no longer needs (DELETE /api/v1/webhook-endpoints/{id}) or widen one's enabled_events instead", MaxEndpoints)
+}
+
+// EndpointEdit is what an edit of an endpoint makes of it.
+type EndpointEdit struct {
+	// Endpoint is the endpoint afterwards.
+	Endpoint Endpoint
+	// Event is the edit's one event type: webhook_endpoint.enabled or
+	// .disabled when the status changed, else .updated.
+	Event string
+	// Changed names the fields the edit changed, as its PUT names them.
+	Changed []string
+	// Reenabled says the endpoint was enabled again: its queue starts
+	// afresh, so the deliveries recorded while it was disabled go out now.
+	Reenabled bool
+}
+
+// EditEndpoint completes the edit of endpoint old into e, made at now
+// (whole seconds): the id and creation stay, the version goes up. An
+// endpoint enabled again loses its disabled reason and time; one disabled
+// by its owner is stamped disabled_at, with no reason.
+func EditEndpoint(old, e Endpoint, now time.Time) EndpointEdit {
+	e.ID, e.CreatedAt, e.Version, e.UpdatedAt = old.ID, old.CreatedAt, old.Version+1, now
+	wasOn, isOn := old.Status == EndpointEnabled, e.Status == EndpointEnabled
+	switch {
+	case isOn:
+		e.DisabledReason, e.DisabledAt = "", time.Time{}
+	case wasOn:
+		e.DisabledReason, e.DisabledAt = "", now
+	}
+	edit := EndpointEdit{Endpoint: e, Event: EventEndpointUpdated, Changed: EndpointChanges(old, e), Reenabled: isOn && !wasOn}
+	switch {
+	case isOn && !wasOn:
+		edit.Event = EventEndpointEnabled
+	case wasOn && !isOn:
+		edit.Event = EventEndpointDisabled
+	}
+	return edit
+}
+
+// EndpointChanges returns the names of the fields of an endpoint that an
+// edit of old into e changed, as its PUT names them.
+func EndpointChanges(old, e Endpoint) []string {
+	out := []string{}
+	if old.URL != e.URL {
+		out = append(out, "url")
+	}
+	if !slices.Equal(old.EnabledEvents, e.EnabledEvents) {
+		out = append(out, "enabled_events")
+	}
+	if old.Description != e.Description {
+		out = append(out, "description")
+	}
+	if old.Status != e.Status {
+		out = append(out, "status")
+	}
+	return out
+}
+
+// DisableEndpoint disables endpoint e at `at` (whole seconds) for reason
+// (the dispatcher's, when its deliveries kept failing), its version going
+// up. It returns false, and e as it is, when e is disabled already.
+func DisableEndpoint(e Endpoint, reason string, at time.Time) (Endpoint, bool) {
+	if e.Status != EndpointEnabled {
+		return e, false
+	}
+	e.Status, e.DisabledReason, e.DisabledAt, e.UpdatedAt, e.Version = EndpointDisabled, reason, at, at, e.Version+1
+	return e, true
 }

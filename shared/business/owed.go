@@ -56,74 +56,130 @@ func OwedBy(s Sale) Owed {
 	return Owed{CustomerID: s.CustomerID, CustomerName: s.CustomerName, DueDate: due, Cents: c}
 }
 
-// DaysPastDue is how many days past due on asOf an amount due on due is,
-// as AgeReceivables counts them: 0 (current) when due is no date.
-func DaysPastDue(asOf, due string) int {
-	day, _ := time.Parse(DateFormat, asOf)
-	d, err := time.Parse(DateFormat, due)
-	if err != nil {
-		return 0
-	}
-	return int(day.Sub(d).Hours() / 24)
-}
-
-// AgeDue ages amounts by due date (yyyy-mm-dd; any other key, such as
-// "none", is current) on asOf.
-func AgeDue(asOf string, due map[string]int64) Aging {
-	var a Aging
-	for d, c := range due {
-		a.add(DaysPastDue(asOf, d), c)
-	}
-	return a
-}
-
-// AgingMonths returns the months (yyyy-mm, first and last) whose amounts an
-// aging on asOf needs day by day: from January of the year of asOf less 91
-// days (every amount due in an earlier year is over 90 days past due) to
-// the month of the day before asOf (an amount due on asOf or later is
-// current). last is before first when asOf is the first day there is.
-func AgingMonths(asOf string) (first, last string) {
-	day, _ := time.Parse(DateFormat, asOf)
-	return day.AddDate(0, 0, -91).Format("2006") + "-01", day.AddDate(0, 0, -1).Format("2006-01")
-}
-
-// OwedSums are the receivables kept as the books change, as an aging on
-// one date reads them: everything owed, by year of due date, and by day for
-// the days of AgingMonths.
-type OwedSums struct {
-	Outstanding int64
-	Open        int
-	ByYear      map[string]int64 // yyyy: cents owed by open sales due that year
-	ByDay       map[string]int64 // yyyy-mm-dd: cents owed by open sales due that day
-}
-
-// Age ages the sums on asOf exactly as AgeReceivables ages the sales they
-// come from: amounts due in the years before AgingMonths' first are over
-// 90 days past due, those due on its days by their days past due, and what
-// is left of the outstanding amount (due on asOf or later, or with no due
-// date) is current. Days outside AgingMonths are ignored (their years
-// count them), so ByDay may hold more than the aging needs.
-func (o OwedSums) Age(asOf string) Aging {
-	first, last := AgingMonths(asOf)
-	var a Aging
-	for y, c := range o.ByYear {
-		if y < first[:4] {
-			a.Over90 += c
-		}
-	}
-	for d, c := range o.ByDay {
-		if len(d) == len(DateFormat) && d[:7] >= first && d[:7] <= last && d < asOf {
-			a.add(DaysPastDue(asOf, d), c)
-		}
-	}
-	a.Current = o.Outstanding - a.Days1To30 - a.Days31To60 - a.Days61To90 - a.Over90
-	return a
-}
-
 // WorthOf is what item it adds to the inventory report: its value at cost
 // and at its price, exact (rounded only where the report sums them), and
 // its stock status.
 func WorthOf(it Item) StockWorth {
 	return StockWorth{Counted: true, Cost: money.Value(it.Quantity, it.UnitCost).String(),
 		Retail: money.Value(it.Quantity, it.ItemPrice).String(), Status: it.Status()}
+}
+
+// NoDueDate is the key, among a debt's amounts by due date, of what is
+// owed with no due date (current on any date).
+const NoDueDate = "none"
+
+// Debt is one customer's debt as kept: cents owed by due date (or
+// NoDueDate), Owed their sum, Open how many open sales owe them, and the
+// name the debt shows.
+type Debt struct {
+	CustomerID int64
+	Name       string
+	Owed, Open int64
+	Due        map[string]int64
+}
+
+// DebtMove is what changes move in one customer's debt.
+type DebtMove struct {
+	Due  map[string]int64 // by due date, or NoDueDate
+	Open int64
+	Name string // of the latest sale owing under the customer; "" when none
+}
+
+// OwedCount is cents owed and how many open sales owe them.
+type OwedCount struct{ Owed, Open int64 }
+
+// ReceivablesMove is what changes move in the receivables kept as the
+// books change.
+type ReceivablesMove struct {
+	ByDay  map[string]int64     // yyyy-mm-dd: cents owed by open sales due that day
+	ByYear map[string]OwedCount // yyyy: open sales due that year
+	NoDue  OwedCount            // open sales with no due date
+	Debts  map[int64]*DebtMove  // by customer id
+}
+
+// MoveReceivables is what cs move in the receivables: each takes its Old
+// out and puts its New in. A change that owes nothing before and after
+// (its customer renamed) still names the customer's debt, so that the
+// debt takes the customer's name.
+func MoveReceivables(cs []ReceivableChange) ReceivablesMove {
+	m := ReceivablesMove{ByDay: map[string]int64{}, ByYear: map[string]OwedCount{}, Debts: map[int64]*DebtMove{}}
+	for _, c := range cs {
+		if c.Old.Cents == 0 && c.New.Cents == 0 {
+			m.debt(c.New.CustomerID)
+		}
+		m.move(c.Old, -1)
+		m.move(c.New, 1)
+	}
+	return m
+}
+
+// debt is the move of customer's debt, made when first named.
+func (m *ReceivablesMove) debt(customer int64) *DebtMove {
+	d := m.Debts[customer]
+	if d == nil {
+		d = &DebtMove{Due: map[string]int64{}}
+		m.Debts[customer] = d
+	}
+	return d
+}
+
+// move adds o (sign 1) or takes it out (sign -1).
+func (m *ReceivablesMove) move(o Owed, sign int64) {
+	if o.Cents == 0 {
+		return
+	}
+	c := sign * o.Cents
+	due := NoDueDate
+	if o.DueDate == "" {
+		m.NoDue = OwedCount{m.NoDue.Owed + c, m.NoDue.Open + sign}
+	} else {
+		due = o.DueDate
+		m.ByDay[due] += c
+		y := m.ByYear[due[:4]]
+		m.ByYear[due[:4]] = OwedCount{y.Owed + c, y.Open + sign}
+	}
+	d := m.debt(o.CustomerID)
+	d.Due[due] += c
+	d.Open += sign
+	if sign > 0 {
+		d.Name = o.CustomerName
+	}
+}
+
+// Move returns d moved by m and whether that changed it: amounts that come
+// to nothing leave Due, and Owed is Due's sum. The debt is named as its
+// customer is now when the customer exists (customer not nil), else as
+// the latest sale owing under it, else as before.
+func (d Debt) Move(m DebtMove, customer *Customer) (Debt, bool) {
+	due := make(map[string]int64, len(d.Due)+len(m.Due))
+	for k, c := range d.Due {
+		due[k] = c
+	}
+	moved := false
+	for k, c := range m.Due {
+		if c == 0 {
+			continue
+		}
+		moved = true
+		if due[k] += c; due[k] == 0 {
+			delete(due, k)
+		}
+	}
+	d.Due, d.Open = due, d.Open+m.Open
+	moved = moved || m.Open != 0
+	name := d.Name
+	if m.Name != "" {
+		name = m.Name
+	}
+	if customer != nil {
+		name = customer.Name
+	}
+	if name != d.Name {
+		d.Name, moved = name, true
+	}
+	d.Owed = 0
+	for _, c := range d.Due {
+		d.Owed += c
+	}
+	return d, moved
 }

@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -216,4 +218,23 @@ func RecentSignInFailures(fails []time.Time, now time.Time, limit int) []time.Ti
 		recent = recent[len(recent)-limit:]
 	}
 	return recent
+}
+
+// MakeRoomForSession returns which of an owner's sessions (hash to expiry,
+// Unix seconds) stay when one more signs in at now, and the hashes of those
+// the sign-in ends: the expired ones leave the list (their items expire by
+// themselves), and the soonest to expire end while MaxSessions would be
+// passed.
+func MakeRoomForSession(sessions map[string]int64, now time.Time) (kept map[string]int64, ended []string) {
+	kept = maps.Clone(sessions)
+	if kept == nil {
+		kept = map[string]int64{}
+	}
+	maps.DeleteFunc(kept, func(_ string, exp int64) bool { return exp <= now.Unix() })
+	for len(kept) >= MaxSessions {
+		oldest := slices.MinFunc(slices.Collect(maps.Keys(kept)), func(a, b string) int { return int(kept[a] - kept[b]) })
+		delete(kept, oldest)
+		ended = append(ended, oldest)
+	}
+	return kept, ended
 }

@@ -1,6 +1,7 @@
 package business
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,32 @@ func TestSignInLockout(t *testing.T) {
 	if !ValidCSRF("session-a", csrf) || ValidCSRF("session-b", csrf) || ValidCSRF("session-a", "") {
 		t.Fatal("a CSRF token is not tied to its session")
 	}
+}
+
+func TestMakeRoomForSession(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	t.Run("ExpiredLeave", func(t *testing.T) {
+		kept, ended := MakeRoomForSession(map[string]int64{"gone": now.Unix(), "live": now.Unix() + 60}, now)
+		if len(kept) != 1 || kept["live"] != now.Unix()+60 || len(ended) != 0 {
+			t.Fatalf("kept %v, ended %v", kept, ended)
+		}
+	})
+	t.Run("SoonestToExpireEnds", func(t *testing.T) {
+		sessions := map[string]int64{}
+		for i := range MaxSessions {
+			sessions[fmt.Sprint("s", i)] = now.Unix() + int64(100-i)
+		}
+		kept, ended := MakeRoomForSession(sessions, now)
+		if len(kept) != MaxSessions-1 || len(ended) != 1 || ended[0] != fmt.Sprint("s", MaxSessions-1) {
+			t.Fatalf("kept %v, ended %v", kept, ended)
+		}
+		if len(sessions) != MaxSessions {
+			t.Fatal("the sessions read were changed")
+		}
+	})
+	t.Run("NoSessions", func(t *testing.T) {
+		if kept, ended := MakeRoomForSession(nil, now); kept == nil || len(ended) != 0 {
+			t.Fatalf("kept %v, ended %v", kept, ended)
+		}
+	})
 }

@@ -4,8 +4,8 @@
 // manages API keys and webhooks.
 //
 // It has no rules of its own: every read and change runs the API's handler
-// for it (api.Server.Call) as the account's owner, so a page shows what the
-// API would answer and refuses what the API would refuse, with the same
+// for it (apiClient) as the account's owner, so a page shows what the API
+// would answer and refuses what the API would refuse, with the same
 // message. What is its own is the people: owners, password hashes
 // (argon2id), sessions (random ids, stored hashed, idle and absolute
 // expiry), CSRF tokens and the sign-in lockout.
@@ -38,7 +38,7 @@ type Config struct {
 
 // Server serves the dashboard. Build one per process.
 type Server struct {
-	api   *api.Server
+	api   apiClient
 	store *store.Store
 	log   *slog.Logger
 	cfg   Config
@@ -50,7 +50,7 @@ type Server struct {
 
 // New returns a dashboard over st, running the API's handlers through apiServer.
 func New(st *store.Store, apiServer *api.Server, log *slog.Logger, cfg Config) *Server {
-	return &Server{api: apiServer, store: st, log: log, cfg: cfg, pages: mustParsePages(), now: st.Now}
+	return &Server{api: apiClient{apiServer}, store: st, log: log, cfg: cfg, pages: mustParsePages(), now: st.Now}
 }
 
 // Handler serves routes (Routes, or one function's share of them), each
@@ -99,7 +99,7 @@ func withHeaders(h http.Handler) http.Handler {
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &api.StatusWriter{ResponseWriter: w}
 		if rt.public != nil {
 			rt.public(s, sw, r)
 		} else {
@@ -107,26 +107,6 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 		// One line per request: never a form value, cookie or query.
 		s.log.InfoContext(r.Context(), "dashboard", "function", rt.Function, "method", r.Method,
-			"route", rt.Path, "status", sw.status, "ms", float64(time.Since(start).Microseconds())/1000)
+			"route", rt.Path, "status", sw.Status, "ms", float64(time.Since(start).Microseconds())/1000)
 	})
-}
-
-// statusWriter remembers the status written, for the log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
 }

@@ -1,34 +1,22 @@
 package dashboard
 
 import (
-	"encoding/json"
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
-// inventoryItem is an item as the inventory pages show it.
+// inventoryItem is an item as the inventory pages show it: the API's, with
+// its category's name, looked up from list-categories (items carry only
+// its id).
 type inventoryItem struct {
-	ItemCode        string      `json:"item_code"`
-	ItemName        string      `json:"item_name"`
-	CategoryID      int64       `json:"category_id"`
-	Unit            string      `json:"unit"`
-	Description     string      `json:"description"`
-	UnitCost        json.Number `json:"unit_cost"`
-	ItemPrice       json.Number `json:"item_price"`
-	Quantity        string      `json:"quantity"`
-	MinimumQtyAlert string      `json:"minimum_qty_alert"`
-	Status          string      `json:"status"`
-	SKU             string      `json:"sku"`
-	Barcode         string      `json:"barcode"`
-	Location        string      `json:"item_location"`
-	UpdatedAt       string      `json:"updated_at"`
-	// Category is the category's name, looked up from list-categories
-	// (items carry only its id).
-	Category string `json:"-"`
+	wire.Item
+	Category string
 }
 
 // inventoryStatusText is how a person reads the API's stock statuses (out
@@ -52,17 +40,6 @@ func (x inventoryItem) StatusText() string {
 // status in_stock).
 func (x inventoryItem) StatusClass() string { return strings.ReplaceAll(x.Status, "-", "_") }
 
-// inventoryMovement is one line of an item's stock ledger.
-type inventoryMovement struct {
-	Kind          string  `json:"kind"`
-	Quantity      string  `json:"quantity"`
-	QuantityAfter string  `json:"quantity_after"`
-	Reason        *string `json:"reason"`
-	Note          *string `json:"note"`
-	InvoiceCode   *string `json:"invoice_code"`
-	CreatedAt     string  `json:"created_at"`
-}
-
 // inventoryKindText is how a person reads a movement's kind.
 var inventoryKindText = map[string]string{
 	business.MoveInitial:    "Opening stock",
@@ -73,55 +50,39 @@ var inventoryKindText = map[string]string{
 	business.MoveAdjustment: "Adjustment",
 }
 
-// KindText is the movement's kind in words.
-func (m inventoryMovement) KindText() string {
-	if t, ok := inventoryKindText[m.Kind]; ok {
+func init() { funcs["stockKind"] = inventoryKindName }
+
+// inventoryKindName is a movement's kind in words.
+func inventoryKindName(kind string) string {
+	if t, ok := inventoryKindText[kind]; ok {
 		return t
 	}
-	return m.Kind
+	return kind
 }
 
-// inventoryCounts is report-inventory's count of items per stock status.
-type inventoryCounts struct {
-	In  int `json:"in-stock"`
-	Low int `json:"low-stock"`
-	Out int `json:"out-of-stock"`
-}
-
-// inventoryCategory is one choice of the category filter.
-type inventoryCategory struct {
-	ID   int64  `json:"id"`
-	Name string `json:"category_name"`
-}
+// inventoryCounts is the count of items per stock status that
+// report-inventory keeps.
+type inventoryCounts struct{ In, Low, Out int }
 
 // inventoryData is the inventory page: the stock counts, the categories
 // (for the filter and to name each item's) and one page of items.
 type inventoryData struct {
 	recordsPaging
 	Counts     inventoryCounts
-	Categories []inventoryCategory
+	Categories []wire.Category
 	Items      []inventoryItem
 }
 
 // inventoryCategories returns the account's categories (the first page of
 // list-categories at its largest size), to name items' categories; an item
 // whose category is beyond it shows the category's id.
-func (s *Server) inventoryCategories(r *http.Request, v *visit) ([]inventoryCategory, error) {
-	data, err := s.api.Call(r.Context(), v.acct, "list-categories", nil, url.Values{"limit": {"200"}}, nil, "")
-	if err != nil {
-		return nil, err
-	}
-	var list struct {
-		Categories []inventoryCategory `json:"categories"`
-	}
-	if err := decodeRecords(data, &list); err != nil {
-		return nil, err
-	}
-	return list.Categories, nil
+func (s *Server) inventoryCategories(r *http.Request, v *visit) ([]wire.Category, error) {
+	page, err := s.api.ListCategories(r.Context(), v.acct, url.Values{"limit": {"200"}})
+	return page.Items, err
 }
 
 // inventoryCategoryName is the name of category id among cats, or its id.
-func inventoryCategoryName(cats []inventoryCategory, id int64) string {
+func inventoryCategoryName(cats []wire.Category, id int64) string {
 	for _, c := range cats {
 		if c.ID == id {
 			return c.Name
@@ -143,16 +104,13 @@ func inventoryPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) 
 	if d.Categories, err = s.inventoryCategories(r, v); err != nil {
 		return err
 	}
-	var list struct {
-		Items []inventoryItem `json:"items"`
-	}
-	if err := s.callRecordsList(&w, r, v, "list-items", nil, &d.recordsPaging, &list); err != nil {
+	items, err := recordsList(&w, r, v, &d.recordsPaging, s.api.ListItems)
+	if err != nil {
 		return err
 	}
-	for i := range list.Items {
-		list.Items[i].Category = inventoryCategoryName(d.Categories, list.Items[i].CategoryID)
+	for _, x := range items {
+		d.Items = append(d.Items, inventoryItem{Item: x, Category: inventoryCategoryName(d.Categories, x.CategoryID)})
 	}
-	d.Items = list.Items
 	return s.render(w, r, v, "inventory", "Inventory", "inventory", d)
 }
 
@@ -161,7 +119,7 @@ func inventoryPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) 
 type itemData struct {
 	recordsPaging
 	Item      inventoryItem
-	Movements []inventoryMovement
+	Movements []wire.Movement
 	Reasons   []string
 	Idem      string
 }
@@ -170,32 +128,23 @@ type itemData struct {
 // the form to adjust its stock.
 func itemPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	code := r.PathValue("item_code")
-	params := map[string]string{"item_code": code}
-	data, err := s.api.Call(r.Context(), v.acct, "get-item", params, nil, nil, "")
+	x, err := s.api.GetItem(r.Context(), v.acct, code)
 	if err != nil {
-		return err
-	}
-	var got struct {
-		Item inventoryItem `json:"items"`
-	}
-	if err := decodeRecords(data, &got); err != nil {
 		return err
 	}
 	cats, err := s.inventoryCategories(r, v)
 	if err != nil {
 		return err
 	}
-	got.Item.Category = inventoryCategoryName(cats, got.Item.CategoryID)
-	d := itemData{recordsPaging: recordsPaging{Query: recordsQuery(r)}, Item: got.Item,
+	d := itemData{recordsPaging: recordsPaging{Query: recordsQuery(r)}, Item: inventoryItem{Item: x, Category: inventoryCategoryName(cats, x.CategoryID)},
 		Reasons: business.AdjustmentReasons, Idem: recordsIdemKey()}
-	var list struct {
-		Movements []inventoryMovement `json:"movements"`
+	movements := func(ctx context.Context, acct business.Account, q url.Values) (listPage[wire.Movement], error) {
+		return s.api.ListMovements(ctx, acct, code, q)
 	}
-	if err := s.callRecordsList(&w, r, v, "list-movements", params, &d.recordsPaging, &list); err != nil {
+	if d.Movements, err = recordsList(&w, r, v, &d.recordsPaging, movements); err != nil {
 		return err
 	}
-	d.Movements = list.Movements
-	return s.render(w, r, v, "item", got.Item.ItemName, "inventory", d)
+	return s.render(w, r, v, "item", x.ItemName, "inventory", d)
 }
 
 // adjustStock changes the item's stock by the posted signed quantity, for
@@ -204,16 +153,10 @@ func itemPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error
 func adjustStock(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	code := r.PathValue("item_code")
 	body := recordsFormBody(r.PostForm, "quantity", "reason", "note")
-	data, err := s.api.Call(r.Context(), v.acct, "adjust-stock", map[string]string{"item_code": code}, nil, body, r.PostForm.Get("idem"))
+	moved, err := s.api.AdjustStock(r.Context(), v.acct, code, body, r.PostForm.Get("idem"))
 	if err != nil {
 		return err
 	}
-	var moved struct {
-		Item inventoryItem `json:"items"`
-	}
-	if err := decodeRecords(data, &moved); err != nil {
-		return err
-	}
-	notice := "Stock adjusted: " + moved.Item.Quantity + " " + moved.Item.Unit + " in stock now"
+	notice := "Stock adjusted: " + moved.Quantity.String() + " " + moved.Unit + " in stock now"
 	return s.done(w, r, "/dashboard/inventory/"+url.PathEscape(code), strings.Join(strings.Fields(notice), " "))
 }

@@ -2,12 +2,11 @@ package dashboard
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"bizdata/shared/business"
-	"bizdata/shared/money"
 	"bizdata/shared/store"
+	"bizdata/shared/wire"
 )
 
 // The overview is the business at a glance: this month beside last month,
@@ -16,65 +15,18 @@ import (
 // from the same kept sums, so it matches what a client of the API reads once
 // the last changes are applied.
 
-// overviewFigures is one period of the API's report-summary, as the
-// overview shows it (amounts are the API's decimal strings).
-type overviewFigures struct {
-	Start      string `json:"start"`
-	End        string `json:"end"`
-	SalesCount int64  `json:"sales_count"`
-	Invoiced   string `json:"invoiced"`
-	Collected  string `json:"collected"`
-	Refunded   string `json:"refunded"`
-	Expenses   string `json:"expenses"`
-	Net        string `json:"net"`
-}
-
-// overviewAging is the API's receivables by age: what is not yet due
-// (current) and what is overdue by 1-30, 31-60, 61-90 and over 90 days.
-type overviewAging struct {
-	Current string `json:"current"`
-	D1To30  string `json:"1_30"`
-	D31To60 string `json:"31_60"`
-	D61To90 string `json:"61_90"`
-	Over90  string `json:"over_90"`
-}
-
-// overviewDebtor is one customer who owes money, with its buckets.
-type overviewDebtor struct {
-	CustomerID  string        `json:"customer_id"`
-	Name        string        `json:"name"`
-	Outstanding string        `json:"outstanding"`
-	Buckets     overviewAging `json:"buckets"`
-}
+// overviewFigures is one period's sums, as the API's report-summary shows
+// them (amounts are the API's decimal strings).
+type overviewFigures = wire.Sums
 
 // overviewReceivables is report-receivables' data.
 type overviewReceivables struct {
-	Report struct {
-		AsOf        string           `json:"as_of"`
-		Outstanding string           `json:"outstanding"`
-		OpenSales   int64            `json:"open_sales"`
-		Buckets     overviewAging    `json:"buckets"`
-		Customers   []overviewDebtor `json:"customers"`
-	} `json:"report"`
-}
-
-// overviewStockAlert is an item low on or out of stock.
-type overviewStockAlert struct {
-	ItemCode        string `json:"item_code"`
-	ItemName        string `json:"item_name"`
-	Quantity        string `json:"quantity"`
-	MinimumQtyAlert string `json:"minimum_qty_alert"`
-	Status          string `json:"status"`
+	Report wire.ReceivablesReport `json:"report"`
 }
 
 // overviewInventory is report-inventory's data.
 type overviewInventory struct {
-	Report struct {
-		ItemsCount int                  `json:"items_count"`
-		Counts     map[string]int       `json:"counts"`
-		Alerts     []overviewStockAlert `json:"low_and_out_items"`
-		Truncated  bool                 `json:"low_and_out_truncated"`
-	} `json:"report"`
+	Report wire.InventoryReport `json:"report"`
 }
 
 // overviewData is what templates/overview.html draws.
@@ -151,9 +103,9 @@ func overviewOf(ov store.Overview) (overviewData, error) {
 	for _, p := range byMonth {
 		switch p.Start {
 		case thisMonth.Format(time.DateOnly):
-			d.ThisMonth = toOverviewFigures(p)
+			d.ThisMonth = wire.NewSums(p)
 		case lastMonth.Format(time.DateOnly):
-			d.LastMonth = toOverviewFigures(p)
+			d.LastMonth = wire.NewSums(p)
 		}
 	}
 	days, err := business.ReportPeriods(today.AddDate(0, 0, -29).Format(time.DateOnly), ov.Today, business.GroupByDay)
@@ -166,10 +118,10 @@ func overviewOf(ov store.Overview) (overviewData, error) {
 		if err != nil {
 			continue
 		}
-		f := toOverviewFigures(p)
+		f := wire.NewSums(p)
 		d.Days = append(d.Days, chartDay{Date: date, Collected: f.Collected, Expenses: f.Expenses})
 	}
-	d.DaysTotals = toOverviewFigures(business.PeriodFigures{Figures: totals})
+	d.DaysTotals = wire.NewSums(business.PeriodFigures{Figures: totals})
 	d.ChartDays = d.Days
 	if first := chartFirstDay(ov, today); first > 0 && first < len(d.Days) {
 		d.ChartDays, d.ChartFrom = d.Days[first:], d.Days[first].Date.Format(time.DateOnly)
@@ -177,35 +129,10 @@ func overviewOf(ov store.Overview) (overviewData, error) {
 	}
 	d.Empty = ov.Items == 0 && ov.Receivables.Open == 0 && ov.Receivables.Outstanding == 0 && overviewQuiet(ov.Days)
 
-	rec := &d.Receivables.Report
-	rec.AsOf, rec.Outstanding, rec.OpenSales = ov.Today, money.FormatCents(ov.Receivables.Outstanding), int64(ov.Receivables.Open)
-	rec.Buckets = toOverviewAging(ov.Receivables.Aging)
-	for _, x := range ov.Receivables.Debtors {
-		rec.Customers = append(rec.Customers, overviewDebtor{CustomerID: strconv.FormatInt(x.CustomerID, 10), Name: x.Name,
-			Outstanding: money.FormatCents(x.Outstanding), Buckets: toOverviewAging(x.Aging)})
-	}
-	stock := &d.Stock.Report
-	stock.ItemsCount, stock.Truncated = ov.Items, ov.Stock.AlertsTruncated
-	stock.Counts = map[string]int{business.StockIn: ov.Stock.InStock, business.StockLow: ov.Stock.LowStock, business.StockOut: ov.Stock.OutOfStock}
-	for _, it := range ov.Stock.Alerts {
-		stock.Alerts = append(stock.Alerts, overviewStockAlert{ItemCode: it.ItemCode, ItemName: it.ItemName, Quantity: it.Quantity.String(),
-			MinimumQtyAlert: it.MinimumQtyAlert.String(), Status: it.Status()})
-	}
+	d.Receivables.Report = wire.NewReceivablesReport(ov.Receivables, ov.Account.Currency)
+	d.Receivables.Report.AsOf = ov.Today
+	d.Stock.Report = wire.NewInventoryReport(ov.Stock, ov.Items, ov.Account.Currency)
 	return d, nil
-}
-
-// toOverviewFigures is a period's figures as the API's report-summary
-// shows them.
-func toOverviewFigures(p business.PeriodFigures) overviewFigures {
-	return overviewFigures{Start: p.Start, End: p.End, SalesCount: p.SalesCount, Invoiced: money.FormatCents(p.Invoiced),
-		Collected: money.FormatCents(p.Collected), Refunded: money.FormatCents(p.Refunded), Expenses: money.FormatCents(p.Expenses),
-		Net: money.FormatCents(p.Net())}
-}
-
-// toOverviewAging is an aging as the API's report-receivables shows it.
-func toOverviewAging(a business.Aging) overviewAging {
-	return overviewAging{Current: money.FormatCents(a.Current), D1To30: money.FormatCents(a.Days1To30), D31To60: money.FormatCents(a.Days31To60),
-		D61To90: money.FormatCents(a.Days61To90), Over90: money.FormatCents(a.Over90)}
 }
 
 // chartFirstDay is the index, among the 30 days ending today, of the

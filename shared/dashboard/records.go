@@ -1,7 +1,7 @@
 package dashboard
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"bizdata/shared/business"
+	"bizdata/shared/wire"
 )
 
 // The expenses and customers pages, and what the list pages of this file and
@@ -51,33 +52,27 @@ func recordsQuery(r *http.Request, filters ...string) url.Values {
 	return out
 }
 
-// callRecordsList runs a list route with p's query, decodes its data into
-// dst and its next_cursor into p.Next. A query the API refuses (400, such
-// as a bad date) is not the page's failure: it is kept in p to show beside
-// the filter form, w is turned to answer 400, and callRecordsList returns
-// nil with dst left empty. Any other error is returned for the page to fail
+// recordsList runs list with p's query and returns its records, keeping
+// its next_cursor in p.Next. A query the API refuses (400, such as a bad
+// date) is not the page's failure: it is kept in p to show beside the
+// filter form, w is turned to answer 400, and recordsList returns no
+// records and no error. Any other error is returned for the page to fail
 // with.
-func (s *Server) callRecordsList(w *http.ResponseWriter, r *http.Request, v *visit, function string, params map[string]string, p *recordsPaging, dst any) error {
-	data, err := s.api.Call(r.Context(), v.acct, function, params, localFilters(p.Query, v.acct.Timezone), nil, "")
+func recordsList[T any](w *http.ResponseWriter, r *http.Request, v *visit, p *recordsPaging,
+	list func(context.Context, business.Account, url.Values) (listPage[T], error),
+) ([]T, error) {
+	page, err := list(r.Context(), v.acct, localFilters(p.Query, v.acct.Timezone))
 	var be *business.Error
 	if errors.As(err, &be) && be.Code == business.EINVALID {
 		p.FilterError, p.FilterFields = businessMessage(err), be.Fields
 		*w = &statusOverride{ResponseWriter: *w, status: http.StatusBadRequest}
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var page struct {
-		Next *string `json:"next_cursor"`
-	}
-	if err := decodeRecords(data, &page); err != nil {
-		return err
-	}
-	if page.Next != nil {
-		p.Next = *page.Next
-	}
-	return decodeRecords(data, dst)
+	p.Next = page.Next
+	return page.Items, nil
 }
 
 // localFilters returns q with its filters on a moment, typed as local
@@ -143,15 +138,6 @@ func localDayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
 	return t
 }
 
-// decodeRecords decodes an API answer's data into dst. The data is the API's
-// own output, so a failure is a fault of ours (500).
-func decodeRecords(data json.RawMessage, dst any) error {
-	if err := json.Unmarshal(data, dst); err != nil {
-		return business.Errorf(business.EINTERNAL, "decode API data: %v", err)
-	}
-	return nil
-}
-
 // recordsIdemKey is the hidden idem input of a create form: a fresh
 // random token each time the form is drawn, sent as the create's
 // Idempotency-Key so a double submit records once.
@@ -173,21 +159,11 @@ func recordsFormBody(form url.Values, names ...string) map[string]string {
 	return body
 }
 
-// expenseRow is one expense as the expenses page lists it.
-type expenseRow struct {
-	ExpenseType   string `json:"expense_type"`
-	Description   string `json:"expense_description"`
-	Amount        string `json:"expense_amount"`
-	PaymentMethod string `json:"payment_method"`
-	CreatedBy     string `json:"created_by"`
-	CreatedAt     string `json:"created_at"`
-}
-
 // expensesData is the expenses page: the add form's idempotency key and
 // default "recorded by", and one page of the list.
 type expensesData struct {
 	recordsPaging
-	Expenses  []expenseRow
+	Expenses  []wire.Expense
 	Idem      string
 	CreatedBy string
 }
@@ -200,47 +176,28 @@ var expenseFields = []string{"expense_type", "expense_description", "expense_amo
 func expensesPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	d := expensesData{recordsPaging: recordsPaging{Query: recordsQuery(r, "expense_type", "created_at", "updated_at")},
 		Idem: recordsIdemKey(), CreatedBy: v.session.Email}
-	var list struct {
-		Expenses []expenseRow `json:"expenses"`
-	}
-	if err := s.callRecordsList(&w, r, v, "list-expenses", nil, &d.recordsPaging, &list); err != nil {
+	var err error
+	if d.Expenses, err = recordsList(&w, r, v, &d.recordsPaging, s.api.ListExpenses); err != nil {
 		return err
 	}
-	d.Expenses = list.Expenses
 	return s.render(w, r, v, "expenses", "Expenses", "expenses", d)
 }
 
 // addExpense records the posted expense through add-expense, once per form
 // drawn (its idem key).
 func addExpense(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	data, err := s.api.Call(r.Context(), v.acct, "add-expense", nil, nil, recordsFormBody(r.PostForm, expenseFields...), r.PostForm.Get("idem"))
+	added, err := s.api.AddExpense(r.Context(), v.acct, recordsFormBody(r.PostForm, expenseFields...), r.PostForm.Get("idem"))
 	if err != nil {
 		return err
 	}
-	var added struct {
-		Expense expenseRow `json:"expense"`
-	}
-	if err := decodeRecords(data, &added); err != nil {
-		return err
-	}
-	return s.done(w, r, "/dashboard/expenses", "Expense recorded: "+formatMoney(added.Expense.Amount, v.acct.Currency)+" for "+added.Expense.ExpenseType)
-}
-
-// customerRow is one customer as the customers page lists it.
-type customerRow struct {
-	ID        int64  `json:"id"` // the customer's number, as sales name it
-	Name      string `json:"name"`
-	Email     string `json:"email"`
-	Phone     string `json:"phone"`
-	Address   string `json:"address"`
-	CreatedAt string `json:"created_at"`
+	return s.done(w, r, "/dashboard/expenses", "Expense recorded: "+formatMoney(added.Amount.String(), v.acct.Currency)+" for "+added.ExpenseType)
 }
 
 // customersData is the customers page: the add form's idempotency key and
 // one page of the list.
 type customersData struct {
 	recordsPaging
-	Customers []customerRow
+	Customers []wire.Customer
 	Idem      string
 }
 
@@ -251,28 +208,19 @@ var customerFields = []string{"name", "email", "phone", "address"}
 // date they were added) with the form to add one.
 func customersPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	d := customersData{recordsPaging: recordsPaging{Query: recordsQuery(r, "created_at")}, Idem: recordsIdemKey()}
-	var list struct {
-		Customers []customerRow `json:"customers"`
-	}
-	if err := s.callRecordsList(&w, r, v, "list-customers", nil, &d.recordsPaging, &list); err != nil {
+	var err error
+	if d.Customers, err = recordsList(&w, r, v, &d.recordsPaging, s.api.ListCustomers); err != nil {
 		return err
 	}
-	d.Customers = list.Customers
 	return s.render(w, r, v, "customers", "Customers", "customers", d)
 }
 
 // addCustomer adds the posted customer through add-customer, once per form
 // drawn (its idem key).
 func addCustomer(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	data, err := s.api.Call(r.Context(), v.acct, "add-customer", nil, nil, recordsFormBody(r.PostForm, customerFields...), r.PostForm.Get("idem"))
+	added, err := s.api.AddCustomer(r.Context(), v.acct, recordsFormBody(r.PostForm, customerFields...), r.PostForm.Get("idem"))
 	if err != nil {
 		return err
 	}
-	var added struct {
-		Customer customerRow `json:"customers"`
-	}
-	if err := decodeRecords(data, &added); err != nil {
-		return err
-	}
-	return s.done(w, r, "/dashboard/customers", "Customer added: "+added.Customer.Name)
+	return s.done(w, r, "/dashboard/customers", "Customer added: "+added.Name)
 }

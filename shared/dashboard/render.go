@@ -172,7 +172,7 @@ func serveAsset(s *Server, w http.ResponseWriter, r *http.Request) {
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
-	"money": formatMoney,
+	"money": moneyText,
 	"when":  formatWhen,
 	"withCSRF": func(csrf string) template.HTML {
 		return template.HTML(`<input type="hidden" name="csrf" value="` + template.HTMLEscapeString(csrf) + `">`)
@@ -190,6 +190,18 @@ func formValue(form url.Values, name, def string) string {
 		return def
 	}
 	return form.Get(name)
+}
+
+// moneyText is formatMoney for the templates, whose amounts are the API's
+// text (a report's) or its money.Amount (a sale's, an expense's).
+func moneyText(amount any, currency string) (string, error) {
+	switch a := amount.(type) {
+	case string:
+		return formatMoney(a, currency), nil
+	case fmt.Stringer:
+		return formatMoney(a.String(), currency), nil
+	}
+	return "", fmt.Errorf("money: %T is not an amount", amount)
 }
 
 // formatMoney writes an API amount ("1250.5" or "1250.50") with its

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/money"
+	"bizdata/shared/wire"
 )
 
 // The sales pages: the list (the API's list-sales with its filters, one
@@ -28,42 +28,21 @@ import (
 // dates and are matched as they are.
 var salesFilters = []string{"invoice_code", "customer_id", "payment_status", "invoice_type", "payment_date", "created_at", "due_date", "limit"}
 
-// saleJSON is a sale as the API writes it, with what the dashboard shows.
-type saleJSON struct {
-	InvoiceCode    json.Number `json:"invoice_code"`
-	InvoiceNumber  string      `json:"invoice_number"`
-	CustomerID     string      `json:"customer_id"`
-	SubTotal       string      `json:"sub_total_amount"`
-	Total          string      `json:"total_amount"`
-	AmountPaid     string      `json:"amount_paid"`
-	Discount       *string     `json:"discount"`
-	InvoiceType    string      `json:"invoice_type"`
-	PaymentType    string      `json:"payment_type"`
-	PaymentStatus  string      `json:"payment_status"`
-	PaymentDate    *string     `json:"payment_date"`
-	DueDate        string      `json:"due_date"`
-	IssuedBy       string      `json:"issued_by"`
-	AmountRefunded string      `json:"amount_refunded"`
-	VoidReason     *string     `json:"void_reason"`
-	VoidedAt       *string     `json:"voided_at"`
-	CreatedAt      string      `json:"created_at"`
-}
+// saleView is a sale as the pages show it: the API's, with its refund
+// status.
+type saleView struct{ wire.Sale }
 
 // Refunded reports whether some of the sale's money was given back.
-func (s saleJSON) Refunded() bool {
-	r, err := money.ParseAmount(s.AmountRefunded)
-	return err == nil && !r.IsZero()
-}
+func (s saleView) Refunded() bool { return !s.AmountRefunded.IsZero() }
 
 // RefundStatus is what a refund did to the sale, beside its payment status
 // (which counts what was paid, not what was given back): "Refunded" when all
 // that was paid went back, "Partly refunded" when some did, "" when none.
-func (s saleJSON) RefundStatus() string {
-	if !s.Refunded() {
+func (s saleView) RefundStatus() string {
+	switch {
+	case !s.Refunded():
 		return ""
-	}
-	r, _ := money.ParseAmount(s.AmountRefunded) // read by Refunded
-	if p, err := money.ParseAmount(s.AmountPaid); err == nil && r.Cmp(p) >= 0 {
+	case s.AmountRefunded.Cmp(s.AmountPaid) >= 0:
 		return "Refunded"
 	}
 	return "Partly refunded"
@@ -71,7 +50,7 @@ func (s saleJSON) RefundStatus() string {
 
 // salesRow is one row of the list: the sale and its customer's name.
 type salesRow struct {
-	saleJSON
+	saleView
 	CustomerName string
 }
 
@@ -104,7 +83,7 @@ func salesPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) erro
 		q.Set("cursor", c)
 		d.Paged = true
 	}
-	data, err := s.api.Call(r.Context(), v.acct, "list-sales", nil, q, nil, "")
+	page, err := s.api.ListSales(r.Context(), v.acct, q)
 	if err != nil {
 		if !salesRefusal(err) {
 			return err
@@ -114,23 +93,14 @@ func salesPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) erro
 		w = &statusOverride{ResponseWriter: w, status: statusOf(err)}
 		return s.render(w, r, v, "sales", "Sales", "sales", d)
 	}
-	var page struct {
-		Sales      []saleJSON `json:"sales"`
-		NextCursor *string    `json:"next_cursor"`
-	}
-	if err := json.Unmarshal(data, &page); err != nil {
-		return err
-	}
-	if page.NextCursor != nil {
-		d.Next = *page.NextCursor
-	}
-	ids := make([]string, len(page.Sales))
-	for i, sale := range page.Sales {
+	d.Next = page.Next
+	ids := make([]string, len(page.Items))
+	for i, sale := range page.Items {
 		ids[i] = sale.CustomerID
 	}
 	names := s.salesCustomerNames(r.Context(), v.acct, ids)
-	for _, sale := range page.Sales {
-		d.Rows = append(d.Rows, salesRow{saleJSON: sale, CustomerName: names[sale.CustomerID]})
+	for _, sale := range page.Items {
+		d.Rows = append(d.Rows, salesRow{saleView: saleView{sale}, CustomerName: names[sale.CustomerID]})
 	}
 	return s.render(w, r, v, "sales", "Sales", "sales", d)
 }
@@ -163,18 +133,10 @@ func (s *Server) salesCustomerNames(ctx context.Context, acct business.Account, 
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			data, err := s.api.Call(ctx, acct, "get-customer", map[string]string{"id": id}, nil, nil, "")
-			if err != nil {
-				return
-			}
-			var c struct {
-				Customers struct {
-					Name string `json:"name"`
-				} `json:"customers"`
-			}
-			if json.Unmarshal(data, &c) == nil && c.Customers.Name != "" {
+			c, err := s.api.GetCustomer(ctx, acct, id)
+			if err == nil && c.Name != "" {
 				mu.Lock()
-				names[id] = c.Customers.Name
+				names[id] = c.Name
 				mu.Unlock()
 			}
 		})
@@ -223,56 +185,10 @@ func salesFieldError(fields map[string]string, form url.Values, which, name stri
 	return fields[name]
 }
 
-// saleLineJSON is a line of a sale as get-sale writes it.
-type saleLineJSON struct {
-	ID          int     `json:"id"`
-	ItemCode    *string `json:"item_code"`
-	ItemName    string  `json:"item_name"`
-	Description string  `json:"description"`
-	UnitPrice   string  `json:"unit_price"`
-	Quantity    string  `json:"quantity"`
-	Tax         string  `json:"tax"`
-	Returned    string  `json:"quantity_returned"`
-}
-
-// salePaymentJSON is a payment of a sale as get-sale writes it.
-type salePaymentJSON struct {
-	TransactionID string  `json:"transaction_id"`
-	AmountPaid    string  `json:"amount_paid"`
-	PaymentMethod string  `json:"payment_method"`
-	InternalNote  *string `json:"internal_payment_note"`
-	IssuedBy      string  `json:"issued_by"`
-	PaymentAt     string  `json:"payment_at"`
-}
-
-// saleRefundJSON is a refund of a sale as get-sale writes it.
-type saleRefundJSON struct {
-	RefundID     string  `json:"refund_id"`
-	Amount       string  `json:"amount"`
-	Reason       *string `json:"reason"`
-	RefundMethod string  `json:"refund_method"`
-	IssuedBy     *string `json:"issued_by"`
-	Lines        []struct {
-		SalesItemID int     `json:"sales_item_id"`
-		ItemCode    *string `json:"item_code"`
-		Quantity    string  `json:"quantity"`
-	} `json:"lines"`
-	RefundedAt string `json:"refunded_at"`
-}
-
-// saleRecordJSON is get-sale's data: the sale, its lines, payments and
-// refunds under the API's keys.
-type saleRecordJSON struct {
-	Sale     saleJSON          `json:"sales"`
-	Lines    []saleLineJSON    `json:"sales-item"`
-	Payments []salePaymentJSON `json:"sales-payment"`
-	Refunds  []saleRefundJSON  `json:"sales-refund"`
-}
-
 // saleLineView is a line with what may still be returned of it, and the
 // index its refund field is named by (lines[Index].quantity).
 type saleLineView struct {
-	saleLineJSON
+	wire.SaleLine
 	Index int
 	Left  string
 }
@@ -281,11 +197,11 @@ type saleLineView struct {
 type saleData struct {
 	Currency     string
 	Timezone     string
-	Sale         saleJSON
+	Sale         saleView
 	CustomerName string
 	Lines        []saleLineView
-	Payments     []salePaymentJSON
-	Refunds      []saleRefundJSON
+	Payments     []wire.SalePayment
+	Refunds      []wire.Refund
 	Due          string   // total less paid
 	Refundable   string   // paid less refunded
 	Returnable   bool     // some line has a quantity left to return
@@ -297,53 +213,25 @@ type saleData struct {
 // salePage shows one sale with its forms (none once it is void).
 func salePage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
 	code := r.PathValue("invoice_code")
-	rec, err := s.saleRecord(r.Context(), v.acct, code)
+	rec, _, err := s.api.GetSale(r.Context(), v.acct, code)
 	if err != nil {
 		return err
 	}
-	d := saleData{Currency: v.acct.Currency, Timezone: v.acct.Timezone, Sale: rec.Sale,
+	sale := rec.Sale
+	d := saleData{Currency: v.acct.Currency, Timezone: v.acct.Timezone, Sale: saleView{sale},
 		Payments: rec.Payments, Refunds: rec.Refunds, Methods: business.PaymentTypes[1:],
-		Due: saleDifference(rec.Sale.Total, rec.Sale.AmountPaid), Refundable: saleDifference(rec.Sale.AmountPaid, rec.Sale.AmountRefunded)}
-	d.CustomerName = s.salesCustomerNames(r.Context(), v.acct, []string{rec.Sale.CustomerID})[rec.Sale.CustomerID]
+		Due: sale.Total.Sub(sale.AmountPaid).String(), Refundable: sale.AmountPaid.Sub(sale.AmountRefunded).String()}
+	d.CustomerName = s.salesCustomerNames(r.Context(), v.acct, []string{sale.CustomerID})[sale.CustomerID]
 	for i, l := range rec.Lines {
-		lv := saleLineView{saleLineJSON: l, Index: i}
-		q, err1 := money.ParseQuantity(l.Quantity)
-		back, err2 := money.ParseQuantity(l.Returned)
-		if left, ok := q.Sub(back); err1 == nil && err2 == nil && ok && !left.IsZero() {
+		lv := saleLineView{SaleLine: l, Index: i}
+		if left, ok := l.Quantity.Sub(l.Returned); ok && !left.IsZero() {
 			lv.Left, d.Returnable = left.String(), true
 		}
 		d.Lines = append(d.Lines, lv)
 	}
 	d.RefundIdem, _ = business.NewToken()
 	d.VoidIdem, _ = business.NewToken()
-	return s.render(w, r, v, "sale", "Sale "+rec.Sale.InvoiceNumber, "sales", d)
-}
-
-// saleRecord reads one sale through get-sale.
-func (s *Server) saleRecord(ctx context.Context, acct business.Account, code string) (saleRecordJSON, error) {
-	rec, _, err := s.saleVersion(ctx, acct, code)
-	return rec, err
-}
-
-// saleVersion is saleRecord with the sale's ETag, for an edit made only if
-// the sale has not changed since (If-Match).
-func (s *Server) saleVersion(ctx context.Context, acct business.Account, code string) (saleRecordJSON, string, error) {
-	var rec saleRecordJSON
-	data, hdr, err := s.api.CallWith(ctx, acct, "get-sale", map[string]string{"invoice_code": code}, nil, nil, nil)
-	if err != nil {
-		return rec, "", err
-	}
-	return rec, hdr.Get("ETag"), json.Unmarshal(data, &rec)
-}
-
-// saleDifference is a - b for two API amounts, "" when either is not one.
-func saleDifference(a, b string) string {
-	x, err1 := money.ParseAmount(a)
-	y, err2 := money.ParseAmount(b)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	return x.Sub(y).String()
+	return s.render(w, r, v, "sale", "Sale "+sale.InvoiceNumber, "sales", d)
 }
 
 // recordPayment records money received on a sale. The API has no payment
@@ -359,15 +247,11 @@ func recordPayment(s *Server, w http.ResponseWriter, r *http.Request, v *visit) 
 	if err != nil || amount.IsZero() {
 		return business.FieldErrors{"amount": "must be an amount above 0 with at most 2 decimals, such as 25.00"}.Err()
 	}
-	rec, etag, err := s.saleVersion(r.Context(), v.acct, code)
+	rec, etag, err := s.api.GetSale(r.Context(), v.acct, code)
 	if err != nil {
 		return err
 	}
-	sale := rec.Sale
-	paid, err := money.ParseAmount(sale.AmountPaid)
-	if err != nil {
-		return err
-	}
+	sale, paid := rec.Sale, rec.Sale.AmountPaid
 	if before, err := money.ParseAmount(f.Get("paid_before")); err != nil || before.Cmp(paid) != 0 {
 		return business.Errorf(business.ECONFLICT, "This sale's payments changed since the page was drawn (%s is paid now): check them before recording this payment", paid)
 	}
@@ -384,7 +268,7 @@ func recordPayment(s *Server, w http.ResponseWriter, r *http.Request, v *visit) 
 	// If-Match: a payment recorded between the read above and this edit
 	// (another tab, a double submit) makes the edit 412, never a second
 	// payment.
-	_, _, err = s.api.CallWith(r.Context(), v.acct, "edit-sale", map[string]string{"invoice_code": code}, nil, body, http.Header{"If-Match": {etag}})
+	err = s.api.EditSale(r.Context(), v.acct, code, body, etag)
 	if business.ErrorCode(err) == business.EPRECONDITION {
 		return business.Errorf(business.ECONFLICT, "This sale changed while the payment was being recorded: check its payments before recording this one")
 	}
@@ -431,8 +315,7 @@ func refundSale(s *Server, w http.ResponseWriter, r *http.Request, v *visit) err
 	if len(lines) > 0 {
 		body["lines"] = lines
 	}
-	_, err := s.api.Call(r.Context(), v.acct, "refund-sale", map[string]string{"invoice_code": code}, nil, body, f.Get("idem"))
-	if err != nil {
+	if err := s.api.RefundSale(r.Context(), v.acct, code, body, f.Get("idem")); err != nil {
 		// The API names lines by their place in the body; the form by the sale's line.
 		return salesRenamed(err, func(name string) string {
 			var k int
@@ -457,7 +340,7 @@ func voidSale(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error
 	if reason := strings.TrimSpace(f.Get("reason")); reason != "" {
 		body["reason"] = reason
 	}
-	if _, err := s.api.Call(r.Context(), v.acct, "void-sale", map[string]string{"invoice_code": code}, nil, body, f.Get("idem")); err != nil {
+	if err := s.api.VoidSale(r.Context(), v.acct, code, body, f.Get("idem")); err != nil {
 		return err
 	}
 	return s.done(w, r, "/dashboard/sales/"+url.PathEscape(code), "Sale voided")

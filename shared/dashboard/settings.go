@@ -1,6 +1,10 @@
 package dashboard
 
-import "net/http"
+import (
+	"net/http"
+
+	"bizdata/shared/wire"
+)
 
 // The Settings page: the business's name, timezone and the facts that
 // cannot change (code, currency, invoice prefix), read and changed through
@@ -8,14 +12,7 @@ import "net/http"
 // form (changePassword).
 
 // businessSettings is the account's settings as get-settings answers them.
-type businessSettings struct {
-	BusinessName        string  `json:"business_name"`
-	BusinessCode        string  `json:"business_code"`
-	Currency            string  `json:"currency"`
-	InvoicePrefix       string  `json:"invoice_prefix"`
-	Timezone            string  `json:"timezone"`
-	TimezoneEffectiveAt *string `json:"timezone_effective_at"`
-}
+type businessSettings = wire.Settings
 
 // settingsData is what the Settings page shows: the settings, and the
 // values its form holds (a refused form's, else the settings').
@@ -39,15 +36,13 @@ var commonTimezones = []string{
 // settingsPage shows the settings, editable in live mode, and the
 // password form.
 func settingsPage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	var got struct {
-		Settings businessSettings `json:"settings"`
-	}
-	if err := s.callInto(r, v, "get-settings", nil, nil, &got); err != nil {
+	got, err := s.api.GetSettings(r.Context(), v.acct)
+	if err != nil {
 		return err
 	}
-	d := settingsData{Settings: got.Settings, Editable: v.acct.Livemode(), Timezones: commonTimezones,
-		BusinessName: formValue(v.form, "business_name", got.Settings.BusinessName),
-		Timezone:     formValue(v.form, "timezone", got.Settings.Timezone)}
+	d := settingsData{Settings: got, Editable: v.acct.Livemode(), Timezones: commonTimezones,
+		BusinessName: formValue(v.form, "business_name", got.BusinessName),
+		Timezone:     formValue(v.form, "timezone", got.Timezone)}
 	return s.render(w, r, v, "settings", "Settings", "settings", d)
 }
 
@@ -60,7 +55,7 @@ func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, v *visit)
 			body[name] = r.PostForm.Get(name)
 		}
 	}
-	if _, err := s.api.Call(r.Context(), v.acct, "update-settings", nil, nil, body, ""); err != nil {
+	if err := s.api.UpdateSettings(r.Context(), v.acct, body); err != nil {
 		return err
 	}
 	return s.done(w, r, "/dashboard/settings", "Settings saved")

@@ -84,9 +84,7 @@ func (s *Store) CreateAccount(ctx context.Context, a business.Account) (business
 func (s *Store) createAccount(ctx context.Context, a business.Account, also func(id string) txItem) (business.Account, string, error) {
 	a.ID = business.NewAccountID()
 	a.CreatedAt = s.now()
-	apiKey, hash := business.NewAPIKey()
-	k := business.APIKey{ID: business.NewKeyID(), Name: "Default key", Scopes: []string{business.ScopeAll}, Live: true,
-		Prefix: business.KeyPrefix(apiKey), CreatedAt: a.CreatedAt, Hash: hash}
+	k, apiKey := business.NewKey(business.DefaultKeySpec(), a.CreatedAt)
 	acct := accountKey(a.ID)
 	accountFields(acct, a)
 	acct["type"] = str("account")
@@ -203,6 +201,51 @@ func (s *Store) IndexAccountCodes(ctx context.Context) (added int, shared []stri
 	return added, shared, nil
 }
 
+// lastUsedKey is the attribute of a key's item that holds its last use.
+const lastUsedKey = "last_used_at"
+
+// LastUsedEvery is how stale a key's last_used_at may be before a request
+// that reads the key from the table stamps it again. With the API's 5 s key
+// cache, the stamp trails the key's last use by at most a minute, and a busy
+// key costs about one write a minute, not one per request.
+const LastUsedEvery = 55 * time.Second
+
+// FindAccountByKeyHash returns the account whose API key hashes to hash,
+// with the key (Account.Key) and when it was last used. Returns
+// EUNAUTHORIZED when no such key exists (unknown, rotated or revoked). The
+// read is consistent, so that right after a rotation the new key works and
+// the old one does not; the API's key cache (shared/api/auth.go) keeps this
+// read off most requests, so its double cost is rarely paid.
+func (s *Store) FindAccountByKeyHash(ctx context.Context, hash string) (business.Account, error) {
+	it, err := s.getItem(ctx, key(keyPK(hash), "KEY"), true)
+	if err != nil {
+		return business.Account{}, fmt.Errorf("get api key: %w", err)
+	}
+	if it == nil {
+		return business.Account{}, business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
+	}
+	a := accountFrom(it)
+	a.Key = keyFrom(it, hash)
+	return a, nil
+}
+
+// StampKeyUse records that the key with hash was used at `at`, unless its
+// stamp is already within LastUsedEvery of it (a concurrent stamp won) or
+// the key is gone. One conditional write; losing the condition is no error.
+func (s *Store) StampKeyUse(ctx context.Context, hash string, at time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(keyPK(hash), "KEY"),
+		UpdateExpression:          aws.String("SET " + lastUsedKey + " = :at"),
+		ConditionExpression:       aws.String("attribute_exists(PK) AND (attribute_not_exists(" + lastUsedKey + ") OR " + lastUsedKey + " < :stale)"),
+		ExpressionAttributeValues: attrs{":at": str(fmtTime(at)), ":stale": str(fmtTime(at.Add(-LastUsedEvery)))},
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
+}
+
 // SecretKeyPrefix starts the partition key of every callback secret's item.
 // Secrets live apart from the account so that IAM can keep them from every
 // function but the ones that sign: template.yaml denies the API functions
@@ -310,12 +353,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 			remove += ", callback_url"
 		}
 		// Guarded by the version read, so a concurrent change starts over.
-		cond := "attribute_exists(PK) AND (attribute_not_exists(version) OR version = :v)"
-		vals[":v"] = nInt(getInt(cur, "version"))
-		if _, ok := cur["version"]; !ok {
-			cond = "attribute_exists(PK) AND attribute_not_exists(version)"
-			delete(vals, ":v")
-		}
+		cond := accountVersionCond(cur, vals)
 		actions = append([]txItem{{action: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.table), Key: accountKey(accountID),
 			UpdateExpression: aws.String(set + remove), ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals,
@@ -408,6 +446,17 @@ func (s *Store) moveLegacySecret(accountID string, legacy types.AttributeValue) 
 }
 
 func accountKey(accountID string) attrs { return key(acctPK(accountID), "ACCOUNT") }
+
+// accountVersionCond is the condition that the account item is still at
+// the version read in cur (for an item from before versions: still
+// without one), its value set in vals.
+func accountVersionCond(cur, vals attrs) string {
+	if _, ok := cur["version"]; ok {
+		vals[":v"] = nInt(getInt(cur, "version"))
+		return "version = :v"
+	}
+	return "attribute_exists(PK) AND attribute_not_exists(version)"
+}
 
 // getAccountItem reads the account item consistently; ENOTFOUND when the
 // account does not exist.

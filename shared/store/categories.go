@@ -12,9 +12,7 @@ import (
 
 // Inventory categories: names unique per account, ignoring case.
 
-func categoryKey(account string, id int64) attrs {
-	return key(acctPK(account)+"#CATEGORY#"+pad(id), "CATEGORY")
-}
+func categoryKey(account string, id int64) attrs { return recordKey(account, "CATEGORY", id) }
 
 func categoryItem(account string, c business.Category) attrs {
 	it := categoryKey(account, c.ID)
@@ -46,17 +44,10 @@ func (s *Store) CreateCategory(ctx context.Context, account string, c business.C
 		account: account, kind: "category", idem: idem,
 		build: func(id int64, now time.Time, _ []attrs) ([]txItem, []byte, error) {
 			c.ID, c.CreatedAt, c.UpdatedAt, c.Version = id, now, now, 1
-			body, err := render(c)
-			if err != nil {
-				return nil, nil, err
-			}
-			ev := newEvents(account, now)
-			ev.add(business.EventCategoryCreated, categoryResource(c), wire.CategoryData(c))
-			actions, err := s.withEvents([]txItem{
-				{action: put(s.table, categoryItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry},
-				s.guardPut(account, "category_name", business.NameKey(c.Name), strconv.FormatInt(id, 10), nameTaken(c.Name)),
-			}, ev)
-			return actions, body, err
+			return s.createdWithEvent(account, now, func() ([]byte, error) { return render(c) },
+				business.EventCategoryCreated, categoryResource(c), wire.CategoryData(c),
+				txItem{action: put(s.table, categoryItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry},
+				s.guardPut(account, "category_name", business.NameKey(c.Name), strconv.FormatInt(id, 10), nameTaken(c.Name)))
 		},
 	})
 }

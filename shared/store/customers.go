@@ -8,9 +8,13 @@ import (
 	"bizdata/shared/wire"
 )
 
-func customerKey(account string, id int64) attrs {
-	return key(acctPK(account)+"#CUSTOMER#"+pad(id), "CUSTOMER")
+// recordKey is the table key of the account's record of kind (CUSTOMER,
+// CATEGORY) with id: a partition of its own.
+func recordKey(account, kind string, id int64) attrs {
+	return key(acctPK(account)+"#"+kind+"#"+pad(id), kind)
 }
+
+func customerKey(account string, id int64) attrs { return recordKey(account, "CUSTOMER", id) }
 
 func customerItem(account string, c business.Customer) attrs {
 	it := customerKey(account, c.ID)
@@ -39,6 +43,20 @@ func customerFrom(it attrs) business.Customer {
 	}
 }
 
+// createdWithEvent is what a create's build returns: the response body
+// render makes, and actions with the event of the record's creation (of
+// type kind, about res, carrying data).
+func (s *Store) createdWithEvent(account string, now time.Time, render func() ([]byte, error), kind string, res business.EventResource, data any, actions ...txItem) ([]txItem, []byte, error) {
+	body, err := render()
+	if err != nil {
+		return nil, nil, err
+	}
+	ev := newEvents(account, now)
+	ev.add(kind, res, data)
+	actions, err = s.withEvents(actions, ev)
+	return actions, body, err
+}
+
 // CreateCustomer stores c under the account's next customer id and returns the
 // response body render produced (or, for a repeated Idempotency-Key, the
 // first one). c must be valid.
@@ -47,14 +65,9 @@ func (s *Store) CreateCustomer(ctx context.Context, account string, c business.C
 		account: account, kind: "customer", idem: idem,
 		build: func(id int64, now time.Time, _ []attrs) ([]txItem, []byte, error) {
 			c.ID, c.CreatedAt, c.UpdatedAt, c.Version = id, now, now, 1
-			body, err := render(c)
-			if err != nil {
-				return nil, nil, err
-			}
-			ev := newEvents(account, now)
-			ev.add(business.EventCustomerCreated, customerResource(c), wire.CustomerData(c))
-			actions, err := s.withEvents([]txItem{{action: put(s.table, customerItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry}}, ev)
-			return actions, body, err
+			return s.createdWithEvent(account, now, func() ([]byte, error) { return render(c) },
+				business.EventCustomerCreated, customerResource(c), wire.CustomerData(c),
+				txItem{action: put(s.table, customerItem(account, c), "attribute_not_exists(PK)"), onFail: errRetry})
 		},
 	})
 }

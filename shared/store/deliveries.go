@@ -36,6 +36,19 @@ func duePartition(account string) string {
 // longer due; the caller skips it.
 var ErrNotClaimed = errors.New("store: delivery not claimed")
 
+// notClaimedOr is ErrNotClaimed when err is a failed condition of a
+// conditional write, else err wrapped as what failed (nil when nil).
+func notClaimedOr(err error, what string) error {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return ErrNotClaimed
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
 func deliveryKey(account, tx string) attrs { return key(acctPK(account)+"#DELIVERY#"+tx, "DELIVERY") }
 
 func deliveryItem(d business.Delivery) attrs {
@@ -158,12 +171,8 @@ func (s *Store) ClaimDelivery(ctx context.Context, d business.Delivery, now time
 			":n": nInt(int64(d.Attempt)), ":now": nInt(now.Unix()),
 		},
 	})
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return Lease{}, ErrNotClaimed
-	}
-	if err != nil {
-		return Lease{}, fmt.Errorf("claim delivery: %w", err)
+	if err := notClaimedOr(err, "claim delivery"); err != nil {
+		return Lease{}, err
 	}
 	return l, nil
 }
@@ -230,14 +239,7 @@ func (s *Store) FailUnsavable(ctx context.Context, d business.Delivery, l Lease,
 		ExpressionAttributeNames:  map[string]string{"#st": "state"},
 		ExpressionAttributeValues: attrs{":failed": str(business.DeliveryFailed), ":n": nInt(int64(d.Attempt)), ":log": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: note}}}, ":t": str(l.token)},
 	})
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return ErrNotClaimed
-	}
-	if err != nil {
-		return fmt.Errorf("fail delivery: %w", err)
-	}
-	return nil
+	return notClaimedOr(err, "fail delivery")
 }
 
 // ListDeliveries returns a page of an account's deliveries, newest first;

@@ -111,10 +111,6 @@ func endpointFrom(it attrs) business.Endpoint {
 	return e
 }
 
-func errTooManyEndpoints() error {
-	return business.Errorf(business.ECONFLICT, "An account may have at most %d webhook endpoints; delete one it no longer needs (DELETE /api/v1/webhook-endpoints/{id}) or widen one's enabled_events instead", business.MaxEndpoints)
-}
-
 // CreateEndpoint stores a new endpoint e (its id, status, stamps and
 // version are set here) with its signing secret, and returns it. Returns
 // ECONFLICT when the account has business.MaxEndpoints endpoints already.
@@ -135,7 +131,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, account string, e business.E
 				ConditionExpression:       aws.String("attribute_not_exists(n) OR n < :max"),
 				ExpressionAttributeNames:  map[string]string{"#type": "type"},
 				ExpressionAttributeValues: attrs{":type": str("webhook_endpoint_count"), ":one": nInt(1), ":max": nInt(business.MaxEndpoints)},
-			}}, onFail: errTooManyEndpoints()},
+			}}, onFail: business.TooManyEndpoints()},
 			{action: put(s.table, endpointItem(account, e), "attribute_not_exists(PK)"), onFail: errRetry},
 			{action: put(s.table, sec, "attribute_not_exists(PK)"), onFail: errRetry},
 		}, ev)
@@ -153,25 +149,6 @@ func (s *Store) CreateEndpoint(ctx context.Context, account string, e business.E
 // endpointResource names endpoint e, at its version, in its events.
 func endpointResource(e business.Endpoint) business.EventResource {
 	return business.EventResource{Type: business.ResourceEndpoint, ID: e.ID, Version: e.Version}
-}
-
-// endpointChanges returns the names of the fields of an endpoint that an
-// edit changed, as its PUT names them.
-func endpointChanges(old, e business.Endpoint) []string {
-	out := []string{}
-	if old.URL != e.URL {
-		out = append(out, "url")
-	}
-	if !slices.Equal(old.EnabledEvents, e.EnabledEvents) {
-		out = append(out, "enabled_events")
-	}
-	if old.Description != e.Description {
-		out = append(out, "description")
-	}
-	if old.Status != e.Status {
-		out = append(out, "status")
-	}
-	return out
 }
 
 // ListEndpoints returns every endpoint of the account (at most
@@ -212,43 +189,29 @@ func (s *Store) FindEndpoint(ctx context.Context, account, id string) (business.
 }
 
 // UpdateEndpoint applies edit to the current endpoint and stores the result
-// (see editRecord). An endpoint enabled again loses its disabled reason and
-// time, and its queue starts afresh in the same transaction: the failure
-// count and any open circuit are cleared and the queue is woken, so the
-// deliveries recorded while it was disabled go out now. One disabled by
-// its owner keeps its queue as it is (the dispatcher parks a disabled
-// endpoint's queue) and is stamped disabled_at. The edit's one event, in
-// the same transaction, is webhook_endpoint.enabled or .disabled when the
-// status changed, else webhook_endpoint.updated; its data is the endpoint
-// as its GET answers it afterwards, with "changed", the fields the edit
-// changed. Returns ENOTFOUND when the endpoint does not exist.
+// (see editRecord and business.EditEndpoint). An endpoint enabled again has
+// its queue start afresh in the same transaction: the failure count and
+// any open circuit are cleared and the queue is woken. One disabled by its
+// owner keeps its queue as it is (the dispatcher parks a disabled
+// endpoint's queue). The edit's one event, in the same transaction, has
+// for data the endpoint as its GET answers it afterwards, with "changed",
+// the fields the edit changed. Returns ENOTFOUND when the endpoint does
+// not exist.
 func (s *Store) UpdateEndpoint(ctx context.Context, account, id string, edit func(*business.Endpoint) error) (business.Endpoint, error) {
 	return editRecord(ctx, s, endpointKey(account, id), endpointNotFound, endpointFrom, edit,
 		func(old business.Endpoint, e *business.Endpoint) ([]txItem, error) {
 			now := s.stamp()
-			e.ID, e.CreatedAt, e.Version, e.UpdatedAt = old.ID, old.CreatedAt, old.Version+1, now
-			var actions []txItem
-			switch {
-			case e.Status == business.EndpointEnabled:
-				e.DisabledReason, e.DisabledAt = "", time.Time{}
-				if old.Status != business.EndpointEnabled {
-					actions = append(actions, txItem{action: types.TransactWriteItem{Update: s.restartUpdate(EndpointQueue(account, id), now)}})
-				}
-			case old.Status == business.EndpointEnabled:
-				e.DisabledReason, e.DisabledAt = "", now
-			}
-			t := business.EventEndpointUpdated
-			switch {
-			case old.Status != business.EndpointEnabled && e.Status == business.EndpointEnabled:
-				t = business.EventEndpointEnabled
-			case old.Status == business.EndpointEnabled && e.Status != business.EndpointEnabled:
-				t = business.EventEndpointDisabled
+			edited := business.EditEndpoint(old, *e, now)
+			*e = edited.Endpoint
+			actions := []txItem{s.guardedPut(endpointItem(account, *e), old.Version)}
+			if edited.Reenabled {
+				actions = append(actions, txItem{action: types.TransactWriteItem{Update: s.restartUpdate(EndpointQueue(account, id), now)}})
 			}
 			data := wire.EndpointData(*e)
-			data["changed"] = endpointChanges(old, *e)
+			data["changed"] = edited.Changed
 			ev := newEvents(account, now)
-			ev.add(t, endpointResource(*e), data)
-			return s.withEvents(append([]txItem{s.guardedPut(endpointItem(account, *e), old.Version)}, actions...), ev)
+			ev.add(edited.Event, endpointResource(*e), data)
+			return s.withEvents(actions, ev)
 		})
 }
 
@@ -346,10 +309,10 @@ func (s *Store) RotateEndpointSecret(ctx context.Context, account, id, secret st
 		ev.add(business.EventEndpointSecretRotated, endpointResource(e), data)
 		// The event shows the endpoint as read: an edit or a delete since
 		// then reads it again (a delete then answers not found).
-		still := txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.table),
+		unchanged := txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.table),
 			Key: endpointKey(account, id), ConditionExpression: aws.String("version = :v"),
 			ExpressionAttributeValues: attrs{":v": nInt(e.Version)}}}, onFail: errRetry}
-		actions, err := s.withEvents([]txItem{still, {action: types.TransactWriteItem{Update: up}, onFail: business.Errorf(business.ENOTFOUND, endpointNotFound)}}, ev)
+		actions, err := s.withEvents([]txItem{unchanged, {action: types.TransactWriteItem{Update: up}, onFail: business.Errorf(business.ENOTFOUND, endpointNotFound)}}, ev)
 		if err != nil {
 			return err
 		}
@@ -387,14 +350,12 @@ func (s *Store) DisableEndpoint(ctx context.Context, account, id, reason string,
 			return err
 		}
 		old := endpointFrom(it)
-		if disabled = old.Status == business.EndpointEnabled; !disabled {
+		var e business.Endpoint
+		if e, disabled = business.DisableEndpoint(old, reason, now.UTC().Truncate(time.Second)); !disabled {
 			return nil
 		}
-		e := old
-		at := now.UTC().Truncate(time.Second)
-		e.Status, e.DisabledReason, e.DisabledAt, e.UpdatedAt, e.Version = business.EndpointDisabled, reason, at, at, old.Version+1
 		ev := newEvents(account, now)
-		ev.add(business.EventEndpointDisabled, business.EventResource{Type: business.ResourceEndpoint, ID: id, Version: e.Version}, wire.EndpointData(e))
+		ev.add(business.EventEndpointDisabled, endpointResource(e), wire.EndpointData(e))
 		acts, err := s.eventActions(ev)
 		if err != nil {
 			return err
@@ -449,7 +410,7 @@ func (s *Store) ReplayEndpoint(ctx context.Context, account string, e business.E
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			ok, err := s.requeue(ctx, queue, w.id, w.body, now)
+			ok, err := s.requeueDelivery(ctx, queue, w.id, w.body, now)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -481,11 +442,12 @@ func (s *Store) ReplayEndpoint(ctx context.Context, account string, e business.E
 	return queued, p.Next != "" && last != "", last, nil
 }
 
-// requeue creates the delivery of event id to an endpoint's queue, due at
-// now, or starts an existing one that is not waiting on a new round. It
-// reports whether it queued one: false for a delivery still waiting, or
-// one that changed under it (another replay or attempt got there first).
-func (s *Store) requeue(ctx context.Context, queue, id string, body []byte, now time.Time) (bool, error) {
+// requeueDelivery creates the delivery of event id to an endpoint's queue,
+// due at now, or starts an existing one that is not waiting on a new
+// round. It reports whether it queued one: false for a delivery still
+// waiting, or one that changed under it (another replay or attempt got
+// there first).
+func (s *Store) requeueDelivery(ctx context.Context, queue, id string, body []byte, now time.Time) (bool, error) {
 	d := business.Delivery{AccountID: queue, TransactionID: id, WebhookID: id, Payload: body,
 		State: business.DeliveryPending, NextAt: now, CreatedAt: now}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{

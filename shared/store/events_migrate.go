@@ -51,29 +51,18 @@ var (
 // on condition that it is not there yet, and deletes the earlier item. An
 // event past its 30 days is left to its TTL. It returns how many it moved.
 func (s *Store) MoveLegacyEvents(ctx context.Context) (int, error) {
-	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+	return s.countEach(ctx, &dynamodb.ScanInput{
 		TableName:                 aws.String(s.table),
 		FilterExpression:          aws.String("SK = :sk AND #t = :event"),
 		ExpressionAttributeNames:  map[string]string{"#t": "type"},
 		ExpressionAttributeValues: attrs{":sk": str(legacyEventSK), ":event": str("event")},
-	})
-	moved := 0
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+	}, "events of the earlier layout", func(it attrs, before int) (bool, error) {
+		done, err := s.moveLegacyEvent(ctx, it)
 		if err != nil {
-			return moved, fmt.Errorf("scan for events of the earlier layout: %w", err)
+			return false, fmt.Errorf("move event %s (%d moved before it; run again to go on): %w", getS(it, "event_id"), before, err)
 		}
-		for _, it := range page.Items {
-			done, err := s.moveLegacyEvent(ctx, it)
-			if err != nil {
-				return moved, fmt.Errorf("move event %s (%d moved before it; run again to go on): %w", getS(it, "event_id"), moved, err)
-			}
-			if done {
-				moved++
-			}
-		}
-	}
-	return moved, nil
+		return done, nil
+	})
 }
 
 // moveLegacyEvent moves one event of the earlier layout; false when there

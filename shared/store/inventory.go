@@ -310,19 +310,9 @@ func (s *Store) Inventory(ctx context.Context, account string) (business.StockRe
 	}()
 	go func() {
 		defer wg.Done()
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(IndexStatusDue.Name),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": IndexStatusDue.PK},
-			ExpressionAttributeValues: attrs{":pk": str(acctPK(account) + alertPartition)},
-			Limit:                     aws.Int32(business.MaxStockAlerts + 1),
-		})
-		if err != nil {
-			alertsErr = fmt.Errorf("query stock alerts: %w", err)
+		if alerts, alertsErr = s.queryStockAlerts(ctx, account); alertsErr != nil {
 			return
 		}
-		alerts = out.Items
 		// An item written before views is read from the table.
 		for _, it := range alerts {
 			if !hasView(it) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -86,11 +85,7 @@ func invItemFrom(it attrs) business.Item {
 func (s *Store) categoryExists(account string, id int64) txItem {
 	return txItem{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName: aws.String(s.table), Key: categoryKey(account, id), ConditionExpression: aws.String("attribute_exists(PK)"),
-	}}, onFail: categoryMissing(id)}
-}
-
-func categoryMissing(id int64) error {
-	return business.FieldErrors{"category_id": fmt.Sprintf("no category with id %d in this account", id)}.Err()
+	}}, onFail: business.MissingCategory(id)}
 }
 
 // NewItem is an item to create, validated, and whether its code was
@@ -120,18 +115,17 @@ func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem 
 			}
 			x.Slug = slug
 			if attempts++; attempts > 1 {
-				g, err := s.batchGet(ctx, []attrs{uniqueKey(account, "item_slug", slug), uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode))})
-				if err != nil {
+				var err error
+				if x.Slug, err = s.pickSlug(ctx, account, slug, x.ItemCode, ""); err != nil {
 					return nil, nil, err
 				}
-				x.Slug = pickSlug(slug, x.ItemCode, g[0], g[1], "")
 			}
 			x.ID, x.CreatedAt, x.UpdatedAt, x.Version = id, now, now, 1
 			body, err := render(x)
 			if err != nil {
 				return nil, nil, err
 			}
-			codeTaken := taken("item_code", x.ItemCode)
+			codeTaken := business.Taken("item_code", x.ItemCode)
 			if codeGenerated {
 				codeTaken = errRetry
 			}
@@ -141,8 +135,7 @@ func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem 
 				{action: put(s.table, invItem(account, x), "attribute_not_exists(PK)"), onFail: codeTaken},
 				s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry),
 			}
-			if !x.Quantity.IsZero() { // the ledger opens with the stock the item starts with
-				m := business.Movement{ID: x.Version, ItemCode: x.ItemCode, Kind: business.MoveInitial, Change: x.Quantity.Delta(), After: x.Quantity, CreatedAt: now}
+			if m, ok := business.InitialMovement(x); ok {
 				actions = append(actions, txItem{action: put(s.table, movementItem(account, m), "attribute_not_exists(PK)"), onFail: codeTaken})
 			}
 			ev := newEvents(account, now)
@@ -154,22 +147,17 @@ func (s *Store) CreateItem(ctx context.Context, account string, n NewItem, idem 
 	})
 }
 
-// pickSlug chooses an item's slug from the guards of its two candidates, as
-// read: the plain slug when no other item holds it, else the slug suffixed
-// with the item code, else (an item was named like that suffix) the suffixed
-// slug with a random tail, drawn afresh on every attempt so that a retry
-// never repeats a collision. A guard owned by self (the item's own code)
+// pickSlug reads the guards of an item's two candidate slugs (the plain
+// one and the one suffixed with its code) and picks its slug as
+// business.PickSlug does: a guard owned by self (the item's own code)
 // counts as free.
-func pickSlug(slug, code string, plain, suffixed attrs, self string) string {
-	free := func(g attrs) bool { return g == nil || (self != "" && getS(g, "owner") == self) }
-	switch {
-	case free(plain):
-		return slug
-	case free(suffixed):
-		return business.SuffixedSlug(slug, code)
-	default:
-		return business.SuffixedSlug(slug, code) + "-" + business.NewInvoiceCode()
+func (s *Store) pickSlug(ctx context.Context, account, slug, code, self string) (string, error) {
+	g, err := s.batchGet(ctx, []attrs{uniqueKey(account, "item_slug", slug), uniqueKey(account, "item_slug", business.SuffixedSlug(slug, code))})
+	if err != nil {
+		return "", err
 	}
+	free := func(g attrs) bool { return g == nil || (self != "" && getS(g, "owner") == self) }
+	return business.PickSlug(slug, code, free(g[0]), free(g[1])), nil
 }
 
 // FindItemByCode returns one item by code. Returns ENOTFOUND when missing.
@@ -186,8 +174,8 @@ func (s *Store) FindItemByCode(ctx context.Context, account, code string) (busin
 // re-derives the slug; a new category must exist. A new quantity is recorded
 // in the ledger as an adjustment (reason count) of the difference from the
 // quantity read; when stock moved between that read and the write (a sale,
-// an adjustment), the edit is not made again over it: ECONFLICT, so a
-// count never silently undoes a sale. Returns ENOTFOUND when missing.
+// an adjustment), the edit is not made again over it (see
+// business.CheckStockCount). Returns ENOTFOUND when missing.
 func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(*business.Item) error) (business.Item, error) {
 	var first *money.Quantity // the quantity the first attempt read
 	marked := false           // whether the item read is counted in the inventory's worth
@@ -204,31 +192,23 @@ func (s *Store) UpdateItem(ctx context.Context, account, code string, edit func(
 			if err := edit(x); err != nil {
 				return err
 			}
-			if x.Quantity.Cmp(read) != 0 && read.Cmp(*first) != 0 {
-				return &business.Error{Code: business.ECONFLICT,
-					Message: fmt.Sprintf("the item's stock changed while this edit was made (%s when read, %s now); read the item again and send the quantity you mean, or use its adjustments", *first, read),
-					Fields:  map[string]string{"quantity": fmt.Sprintf("stock moved to %s while this edit was made; nothing was changed", read)}}
-			}
-			return nil
+			return business.CheckStockCount(*first, read, x.Quantity)
 		},
 		func(old business.Item, x *business.Item) ([]txItem, error) {
 			x.KeepPreviousPrice(old)
 			x.Version, x.UpdatedAt = old.Version+1, s.stamp()
 			var actions []txItem
-			if x.Quantity.Cmp(old.Quantity) != 0 {
-				change := x.Quantity.Delta().Sub(old.Quantity.Delta())
-				m := business.Movement{ID: x.Version, ItemCode: x.ItemCode, Kind: business.MoveAdjustment, Change: change, After: x.Quantity, Reason: "count", CreatedAt: x.UpdatedAt}
+			if m, ok := business.CountMovement(old, *x); ok {
 				actions = append(actions, txItem{action: put(s.table, movementItem(account, m), "attribute_not_exists(PK)"), onFail: errRetry})
 			}
 			if x.CategoryID != old.CategoryID {
 				actions = append(actions, s.categoryExists(account, x.CategoryID))
 			}
 			if slug := business.Slugify(x.ItemName); business.Slugify(old.ItemName) != slug {
-				g, err := s.batchGet(ctx, []attrs{uniqueKey(account, "item_slug", slug), uniqueKey(account, "item_slug", business.SuffixedSlug(slug, x.ItemCode))})
-				if err != nil {
+				var err error
+				if x.Slug, err = s.pickSlug(ctx, account, slug, x.ItemCode, x.ItemCode); err != nil {
 					return nil, err
 				}
-				x.Slug = pickSlug(slug, x.ItemCode, g[0], g[1], x.ItemCode)
 				if x.Slug != old.Slug { // a guard it already holds is kept as it is
 					actions = append(actions, s.guardPut(account, "item_slug", x.Slug, x.ItemCode, errRetry), s.guardDelete(account, "item_slug", old.Slug))
 				}
@@ -257,32 +237,28 @@ type ItemMove struct {
 
 // AdjustStock changes an item's stock by change (signed: positive adds), for
 // reason (one of business.AdjustmentReasons) with an optional note, and
-// records the movement, in one transaction. Stock may not go below zero
-// (EINVALID naming quantity). Returns ENOTFOUND when the item is missing.
+// records the movement, in one transaction. Stock stays within its range
+// (see business.CheckStockAdjustment). Returns ENOTFOUND when the item is
+// missing.
 func (s *Store) AdjustStock(ctx context.Context, account, code string, change money.Delta, reason, note string, idem *Idempotency, render Render[ItemMove]) ([]byte, error) {
-	return s.once(ctx, account, idem, func(now time.Time) ([]txItem, []byte, error) {
+	return s.changeOnce(ctx, account, idem, func(now time.Time) ([]txItem, []byte, error) {
 		it, err := s.getOne(ctx, itemKey(account, code), "Item not found", true)
 		if err != nil {
 			return nil, nil, err
 		}
-		x := invItemFrom(it)
-		if _, ok := x.Quantity.Less(change.Neg()); !ok {
-			msg := fmt.Sprintf("would take the stock below zero: %s in stock", x.Quantity)
-			if !change.IsNegative() {
-				msg = fmt.Sprintf("would take the stock above %s: %s in stock", money.MaxQuantity(), x.Quantity)
-			}
-			return nil, nil, business.FieldErrors{"quantity": msg}.Err()
+		if err := business.CheckStockAdjustment(invItemFrom(it), change); err != nil {
+			return nil, nil, err
 		}
 		ev := newEvents(account, now)
 		actions, moved, err := s.stockActions(account, map[string]money.Delta{code: change.Neg()}, map[string]attrs{code: it}, now,
-			stockCause{kind: business.MoveAdjustment, reason: reason, note: note}, ev)
+			business.StockCause{Kind: business.MoveAdjustment, Reason: reason, Note: note}, ev)
 		if err != nil {
 			return nil, nil, err
 		}
 		if actions, err = s.withEvents(actions, ev); err != nil {
 			return nil, nil, err
 		}
-		body, err := render(ItemMove{Item: moved[code].item, Movement: moved[code].move})
+		body, err := render(ItemMove{Item: moved[code].Item, Movement: moved[code].Movement})
 		return actions, body, err
 	})
 }

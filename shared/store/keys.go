@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"bizdata/shared/wire"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -28,18 +26,7 @@ import (
 // had names have key_hash and no registry: their one key is a "*" live key
 // whose id derives from its hash (business.LegacyKeyID), until the first
 // change of the registry writes it in.
-const (
-	keysAttr    = "api_keys"
-	twinGenAttr = "twin_gen"
-	purgingAttr = "purging"
-	lastUsedKey = "last_used_at"
-)
-
-// LastUsedEvery is how stale a key's last_used_at may be before a request
-// that reads the key from the table stamps it again. With the API's 5 s key
-// cache, the stamp trails the key's last use by at most a minute, and a busy
-// key costs about one write a minute, not one per request.
-const LastUsedEvery = 55 * time.Second
+const keysAttr = "api_keys"
 
 // keyEntry is k's entry in the registry; seq is its place in the registry's
 // order (oldest first), which created_at, kept to the second, cannot give.
@@ -89,7 +76,7 @@ func keysFrom(it attrs) []business.APIKey {
 	m, ok := it[keysAttr].(*types.AttributeValueMemberM)
 	if !ok {
 		if hash := getS(it, "key_hash"); hash != "" {
-			return []business.APIKey{{ID: business.LegacyKeyID(hash), Name: "Default key", Scopes: []string{business.ScopeAll},
+			return []business.APIKey{{ID: business.LegacyKeyID(hash), Name: business.DefaultKeyName, Scopes: []string{business.ScopeAll},
 				Live: true, CreatedAt: getTime(it, "created_at"), Hash: hash}}
 		}
 		return nil
@@ -151,16 +138,9 @@ func keyFrom(it attrs, hash string) business.APIKey {
 		Live: getBool(it, "live", true), Prefix: getS(it, "key_prefix"), CreatedAt: getTime(it, "key_created_at"),
 		Hash: hash, LastUsedAt: getTime(it, lastUsedKey)}
 	if k.ID == "" { // the one key of an account from before keys had names
-		k.ID, k.Name, k.CreatedAt = business.LegacyKeyID(hash), "Default key", getTime(it, "created_at")
+		k.ID, k.Name, k.CreatedAt = business.LegacyKeyID(hash), business.DefaultKeyName, getTime(it, "created_at")
 	}
 	return k
-}
-
-// twinOf returns the test twin (generation gen) of live account a: the same
-// business, under its own id.
-func twinOf(a business.Account, gen int64) business.Account {
-	a.ID = business.TwinID(a.ID, gen)
-	return a
 }
 
 // keyAccount is the account key k acts on: live account a, or its twin.
@@ -172,20 +152,6 @@ func keyAccount(cur attrs, k business.APIKey) business.Account {
 	return a
 }
 
-// twinItem is the account item of a's test twin (generation gen): a copy of
-// the live account's fields and timezone history, without keys or webhook.
-func twinItem(cur attrs, gen int64) attrs {
-	a := twinOf(accountFrom(cur), gen)
-	it := accountKey(a.ID)
-	accountFields(it, a)
-	it["type"] = str("account")
-	it["live_id"] = str(business.LiveID(a.ID))
-	if tz, ok := cur[timezonesAttr]; ok {
-		it[timezonesAttr] = tz
-	}
-	return it
-}
-
 // registryUpdate is the transaction action that writes the registry ks (and
 // any further SET clauses in extra, with their values) on the live account
 // item, on condition that its version is still the one read in cur, and
@@ -195,10 +161,7 @@ func (s *Store) registryUpdate(account string, cur attrs, ks []business.APIKey, 
 		vals = attrs{}
 	}
 	vals[":keys"], vals[":zero"], vals[":one"] = keysValue(ks), nInt(0), nInt(1)
-	cond := "attribute_exists(PK) AND attribute_not_exists(version)"
-	if _, ok := cur["version"]; ok {
-		cond, vals[":v"] = "version = :v", nInt(getInt(cur, "version"))
-	}
+	cond := accountVersionCond(cur, vals)
 	return txItem{action: types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(s.table), Key: accountKey(account),
 		UpdateExpression:          aws.String("SET " + keysAttr + " = :keys, version = if_not_exists(version, :zero) + :one" + extra + " REMOVE key_hash"),
@@ -253,28 +216,16 @@ func (s *Store) ListKeys(ctx context.Context, account string) ([]business.APIKey
 	return ks, nil
 }
 
-// stillHeld refuses a calling key that is no longer in the registry ks
-// (revoked or rotated through another process, whose cache still holds it):
-// 401, as the key is everywhere once the cache expires. A nil caller is an
-// operator; the dashboard's owner (business.OwnerKey) is checked by its
-// session instead.
-func stillHeld(ks []business.APIKey, by *business.APIKey) error {
-	if by != nil && !by.Owner && !slices.ContainsFunc(ks, func(k business.APIKey) bool { return k.ID == by.ID && k.Hash == by.Hash }) {
-		return business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
-	}
-	return nil
-}
-
-// registry reads the live account item and its keys, consistently, for a
-// change of them by the calling key by (nil for an operator), which must
-// still be active.
-func (s *Store) registry(ctx context.Context, live string, by *business.APIKey) (attrs, []business.APIKey, error) {
+// readRegistry reads the live account item and its keys, consistently, for
+// a change of them by the calling key by (nil for an operator), which must
+// still be active (business.CheckKeyHeld).
+func (s *Store) readRegistry(ctx context.Context, live string, by *business.APIKey) (attrs, []business.APIKey, error) {
 	cur, err := s.getAccountItem(ctx, live)
 	if err != nil {
 		return nil, nil, err
 	}
 	ks := keysFrom(cur)
-	return cur, ks, stillHeld(ks, by)
+	return cur, ks, business.CheckKeyHeld(ks, by)
 }
 
 // CreateKey makes a key as spec describes (name, scopes, mode) for account
@@ -288,25 +239,19 @@ func (s *Store) CreateKey(ctx context.Context, account string, by *business.APIK
 	var k business.APIKey
 	var secret string
 	err := retrying(ctx, func() error {
-		cur, ks, err := s.registry(ctx, live, by)
+		cur, ks, err := s.readRegistry(ctx, live, by)
 		if err != nil {
 			return err
 		}
-		if len(ks) >= business.MaxAPIKeys {
-			return business.Errorf(business.ECONFLICT, "This account has %d active API keys, the most it may have; revoke one first", len(ks))
+		if err := business.CheckKeyLimit(ks); err != nil {
+			return err
 		}
-		k = spec
-		k.ID, k.CreatedAt = business.NewKeyID(), s.now()
-		secret, k.Hash = business.NewModeAPIKey(k.Live)
-		k.Prefix = business.KeyPrefix(secret)
-		extra, vals := "", attrs{}
+		k, secret = business.NewKey(spec, s.now())
 		var actions []txItem
-		gen := getInt(cur, twinGenAttr)
-		if !k.Live && gen == 0 {
-			gen = 1
-			cur[twinGenAttr] = nInt(gen)
-			extra, vals[":gen"] = ", "+twinGenAttr+" = :gen", nInt(gen)
-			actions = append(actions, txItem{action: put(s.table, twinItem(cur, gen), "attribute_not_exists(PK)"), onFail: errRetry})
+		var extra string
+		var vals attrs
+		if !k.Live {
+			actions, extra, vals = s.makeFirstTwin(cur)
 		}
 		actions, err = s.withEvents(append(actions,
 			s.registryUpdate(live, cur, append(ks, k), extra, vals),
@@ -335,21 +280,13 @@ func (s *Store) RevokeKey(ctx context.Context, account string, by *business.APIK
 	live := business.LiveID(account)
 	var gone business.APIKey
 	err := retrying(ctx, func() error {
-		cur, ks, err := s.registry(ctx, live, by)
+		cur, ks, err := s.readRegistry(ctx, live, by)
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (by == nil || by.Live || !k.Live) })
-		if i < 0 {
-			return business.Errorf(business.ENOTFOUND, "API key %s not found", id)
-		}
-		if by != nil && !by.Grants(ks[i].Scopes) {
-			return business.Errorf(business.EFORBIDDEN, "This API key cannot revoke API key %s: that key has scopes this one lacks", id)
-		}
-		gone = ks[i]
-		rest := slices.Delete(slices.Clone(ks), i, i+1)
-		if gone.Live && gone.ManagesKeys() && !slices.ContainsFunc(rest, func(k business.APIKey) bool { return k.Live && k.ManagesKeys() }) {
-			return business.Errorf(business.ECONFLICT, "API key %s is the last live key with the scope keys:write; create another before revoking it", id)
+		var rest []business.APIKey
+		if gone, rest, err = business.CheckRevoke(by, id, ks); err != nil {
+			return err
 		}
 		// The key's item holds its last use, which the answer shows as the
 		// list does: one read before it goes (a stamp landing between the
@@ -383,18 +320,17 @@ func (s *Store) RotateKey(ctx context.Context, account string, by *business.APIK
 	live := business.LiveID(account)
 	var secret string
 	err := retrying(ctx, func() error {
-		cur, ks, err := s.registry(ctx, live, by)
+		cur, ks, err := s.readRegistry(ctx, live, by)
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(ks, func(k business.APIKey) bool { return k.ID == id && (by == nil || by.ID == id) })
-		if i < 0 {
-			return business.Errorf(business.ENOTFOUND, "API key %s not found", id)
+		i, err := business.CheckRotate(by, id, ks)
+		if err != nil {
+			return err
 		}
 		old := ks[i]
-		k := old
-		secret, k.Hash = business.NewModeAPIKey(k.Live)
-		k.Prefix = business.KeyPrefix(secret)
+		var k business.APIKey
+		k, secret = old.WithNewSecret()
 		ks[i] = k
 		// Guarded by the version read, which settings changes bump too: the
 		// new key's copy of the account is never older than the account.
@@ -409,134 +345,4 @@ func (s *Store) RotateKey(ctx context.Context, account string, by *business.APIK
 		return s.transact(ctx, actions)
 	})
 	return secret, err
-}
-
-// FindAccountByKeyHash returns the account whose API key hashes to hash,
-// with the key (Account.Key) and when it was last used. Returns
-// EUNAUTHORIZED when no such key exists (unknown, rotated or revoked). The
-// read is consistent, so that right after a rotation the new key works and
-// the old one does not; the API's key cache (shared/api/auth.go) keeps this
-// read off most requests, so its double cost is rarely paid.
-func (s *Store) FindAccountByKeyHash(ctx context.Context, hash string) (business.Account, error) {
-	it, err := s.getItem(ctx, key(keyPK(hash), "KEY"), true)
-	if err != nil {
-		return business.Account{}, fmt.Errorf("get api key: %w", err)
-	}
-	if it == nil {
-		return business.Account{}, business.Errorf(business.EUNAUTHORIZED, "Unauthorized: Invalid API Key")
-	}
-	a := accountFrom(it)
-	a.Key = keyFrom(it, hash)
-	return a, nil
-}
-
-// StampKeyUse records that the key with hash was used at `at`, unless its
-// stamp is already within LastUsedEvery of it (a concurrent stamp won) or
-// the key is gone. One conditional write; losing the condition is no error.
-func (s *Store) StampKeyUse(ctx context.Context, hash string, at time.Time) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(keyPK(hash), "KEY"),
-		UpdateExpression:          aws.String("SET " + lastUsedKey + " = :at"),
-		ConditionExpression:       aws.String("attribute_exists(PK) AND (attribute_not_exists(" + lastUsedKey + ") OR " + lastUsedKey + " < :stale)"),
-		ExpressionAttributeValues: attrs{":at": str(fmtTime(at)), ":stale": str(fmtTime(at.Add(-LastUsedEvery)))},
-	})
-	if isConditionFailed(err) {
-		return nil
-	}
-	return err
-}
-
-// ClearTestData gives account's test keys a fresh, empty test twin (the next
-// generation) and retires the current one, in one transaction: from then on
-// (within the API's key cache TTL on other warm processes) test keys see no
-// record, event, report, webhook setting or endpoint of before. The retired
-// twin's id joins the account's purging list, whose items PurgeAccount
-// deletes. Returns the retired twin's id. Returns ECONFLICT when the account
-// has no test twin (no test key was ever made).
-func (s *Store) ClearTestData(ctx context.Context, account string) (string, error) {
-	live := business.LiveID(account)
-	var retired string
-	err := retrying(ctx, func() error {
-		cur, err := s.getAccountItem(ctx, live)
-		if err != nil {
-			return err
-		}
-		gen := getInt(cur, twinGenAttr)
-		if gen == 0 {
-			return business.Errorf(business.ECONFLICT, "This account has no test data: no test key was ever made")
-		}
-		retired = business.TwinID(live, gen)
-		fresh := business.TwinID(live, gen+1)
-		reg := s.registryUpdate(live, cur, keysFrom(cur), ", "+twinGenAttr+" = :gen", attrs{":gen": nInt(gen + 1), ":old": &types.AttributeValueMemberSS{Value: []string{retiredEntry(retired, s.now())}}})
-		reg.action.Update.UpdateExpression = aws.String(*reg.action.Update.UpdateExpression + " ADD " + purgingAttr + " :old")
-		actions := []txItem{reg,
-			{action: put(s.table, twinItem(cur, gen+1), "attribute_not_exists(PK)"), onFail: errRetry},
-			{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: accountKey(retired)}}},
-		}
-		for _, k := range keysFrom(cur) {
-			if !k.Live {
-				actions = append(actions, txItem{action: types.TransactWriteItem{Update: &types.Update{
-					TableName: aws.String(s.table), Key: key(keyPK(k.Hash), "KEY"),
-					UpdateExpression:          aws.String("SET account_id = :twin"),
-					ConditionExpression:       aws.String("attribute_exists(PK)"),
-					ExpressionAttributeValues: attrs{":twin": str(fresh)},
-				}}, onFail: errRetry})
-			}
-		}
-		return s.transact(ctx, actions)
-	})
-	return retired, err
-}
-
-// Retired is a test twin retired by ClearTestData, whose items PurgeAccount
-// deletes.
-type Retired struct {
-	ID string
-	At time.Time
-	// entry is how the account's purging set holds it.
-	entry string
-}
-
-// retiredEntry is how the purging set holds twin, retired at `at`: the id and
-// the Unix second, so that a clear made twice within a second stays two
-// entries and each is taken off exactly.
-func retiredEntry(twin string, at time.Time) string {
-	return twin + "@" + strconv.FormatInt(at.Unix(), 10)
-}
-
-// Purging returns the retired test twins of account whose items may still
-// need deleting, oldest first.
-func (s *Store) Purging(ctx context.Context, account string) ([]Retired, error) {
-	cur, err := s.liveAccountItem(ctx, account)
-	if err != nil {
-		return nil, err
-	}
-	ss, _ := cur[purgingAttr].(*types.AttributeValueMemberSS)
-	if ss == nil {
-		return nil, nil
-	}
-	out := make([]Retired, 0, len(ss.Value))
-	for _, e := range ss.Value {
-		id, at, _ := strings.Cut(e, "@")
-		sec, _ := strconv.ParseInt(at, 10, 64)
-		out = append(out, Retired{ID: id, At: time.Unix(sec, 0).UTC(), entry: e})
-	}
-	slices.SortFunc(out, func(a, b Retired) int { return a.At.Compare(b.At) })
-	return out, nil
-}
-
-// Purged takes r off account's purging list, once PurgeAccount has deleted
-// all of its items and nothing can write to it any more.
-func (s *Store) Purged(ctx context.Context, account string, r Retired) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: accountKey(business.LiveID(account)),
-		UpdateExpression:          aws.String("DELETE " + purgingAttr + " :t"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: attrs{":t": &types.AttributeValueMemberSS{Value: []string{r.entry}}},
-	})
-	if isConditionFailed(err) {
-		return nil
-	}
-	return err
 }

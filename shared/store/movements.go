@@ -171,16 +171,10 @@ func (s *Store) openLedger(ctx context.Context, k attrs) (bool, error) {
 				sum, first = sum.Add(m.Change), min(first, m.ID)
 			}
 		}
-		opening := x.Quantity.Delta().Sub(sum)
-		if opening.IsZero() {
-			return nil
+		m, needed, err := business.OpeningBalance(x, sum, first, s.stamp())
+		if err != nil || !needed {
+			return err
 		}
-		before, ok := money.Quantity{}.Less(opening.Neg())
-		if !ok || first <= 1 {
-			return fmt.Errorf("item %s: its movements add up to %s, beyond its stock of %s; its ledger cannot be opened", x.ItemCode, sum, x.Quantity)
-		}
-		m := business.Movement{ID: first - 1, ItemCode: x.ItemCode, Kind: business.MoveInitial, Change: opening,
-			After: before, Reason: "opening balance", CreatedAt: s.stamp()}
 		err = s.transact(ctx, []txItem{
 			{action: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 				TableName: aws.String(s.table), Key: k, ConditionExpression: aws.String("version = :v"),

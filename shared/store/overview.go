@@ -3,15 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"bizdata/shared/business"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // The dashboard's overview: this month beside last month, the last 30 days,
@@ -92,20 +88,9 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 		debtors, errs[3] = s.largestDebts(ctx, account)
 	})
 	wg.Go(func() {
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(IndexStatusDue.Name),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": IndexStatusDue.PK},
-			ExpressionAttributeValues: attrs{":pk": str(acctPK(account) + alertPartition)},
-			Limit:                     aws.Int32(business.MaxStockAlerts + 1),
-		})
-		if err != nil {
-			errs[4] = fmt.Errorf("query stock alerts: %w", err)
-			return
+		if alerts, errs[4] = s.queryStockAlerts(ctx, account); errs[4] == nil {
+			errs[4] = s.withViews(ctx, alerts) // an item written before views
 		}
-		alerts = out.Items
-		errs[4] = s.withViews(ctx, alerts) // an item written before views
 	})
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -135,18 +120,9 @@ func (s *Store) Overview(ctx context.Context, account string) (Overview, error) 
 // keys are from..to (consistently, every page).
 func (s *Store) reportRange(ctx context.Context, account, from, to string) ([]attrs, error) {
 	var items []attrs
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
-		ExpressionAttributeValues: attrs{":pk": str(reportPK(account)), ":from": str(from), ":to": str(to)},
-		ConsistentRead:            aws.Bool(true),
-	})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query overview %s: %w", from, err)
-		}
-		items = append(items, out.Items...)
+	err := s.readReport(ctx, account, []sortKeys{{from, to}}, "overview "+from, func(page []attrs) { items = append(items, page...) })
+	if err != nil {
+		return nil, err
 	}
 	return items, nil
 }

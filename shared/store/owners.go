@@ -122,12 +122,12 @@ func ClientSignIns(client string) SignInCount {
 	return SignInCount{"SIGNIN#" + business.HashToken("client\x00"+client), "CLIENT", SignInClientFailures}
 }
 
-func (c SignInCount) key() attrs { return key(c.pk, c.sk) }
+func (c SignInCount) itemKey() attrs { return key(c.pk, c.sk) }
 
 // SignInFailures returns c's failed sign-ins within the last
 // business.SignInWindow, oldest first.
 func (s *Store) SignInFailures(ctx context.Context, c SignInCount) ([]time.Time, error) {
-	it, err := s.getItem(ctx, c.key(), true)
+	it, err := s.getItem(ctx, c.itemKey(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func failuresFrom(it attrs) []time.Time {
 func (s *Store) TakeSignInAttempt(ctx context.Context, c SignInCount, at time.Time) (time.Duration, error) {
 	var wait time.Duration
 	err := retrying(ctx, func() error {
-		cur, err := s.getItem(ctx, c.key(), true)
+		cur, err := s.getItem(ctx, c.itemKey(), true)
 		if err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func (s *Store) TakeSignInAttempt(ctx context.Context, c SignInCount, at time.Ti
 // the failures of others from the same client.
 func (s *Store) ReturnSignInAttempt(ctx context.Context, c SignInCount, at time.Time) error {
 	return retrying(ctx, func() error {
-		cur, err := s.getItem(ctx, c.key(), true)
+		cur, err := s.getItem(ctx, c.itemKey(), true)
 		if err != nil || cur == nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (s *Store) putFailures(ctx context.Context, c SignInCount, cur attrs, fails
 			newest = f
 		}
 	}
-	it := c.key()
+	it := c.itemKey()
 	it["type"], it["fails"] = str("signin_failures"), &types.AttributeValueMemberL{Value: l}
 	it[TTLAttribute] = nInt(newest.Add(business.SignInWindow).Unix() + 60)
 	it["n"] = nInt(getInt(cur, "n") + 1)
@@ -226,7 +226,7 @@ func (s *Store) putFailures(ctx context.Context, c SignInCount, cur attrs, fails
 // ClearSignInFailures forgets c's failed sign-ins (after a successful
 // one).
 func (s *Store) ClearSignInFailures(ctx context.Context, c SignInCount) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: c.key()})
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: c.itemKey()})
 	if err != nil {
 		return fmt.Errorf("clear sign-in failures: %w", err)
 	}
@@ -326,17 +326,10 @@ func (s *Store) CreateSession(ctx context.Context, email string) (string, busine
 		var id string
 		id, ss = "", business.Session{Email: email, Account: getS(cur, "account_id"), Live: true, CreatedAt: now, SeenAt: now}
 		id, ss.Hash = business.NewToken()
-		sessions := ownerSessions(cur)
+		sessions, ended := business.MakeRoomForSession(ownerSessions(cur), now)
 		var actions []txItem
-		for h, exp := range sessions {
-			if exp <= now.Unix() {
-				delete(sessions, h)
-			}
-		}
-		for len(sessions) >= business.MaxSessions {
-			oldest := slices.MinFunc(slices.Collect(maps.Keys(sessions)), func(a, b string) int { return int(sessions[a] - sessions[b]) })
-			delete(sessions, oldest)
-			actions = append(actions, s.deleteAction(sessionKey(oldest)))
+		for _, h := range ended {
+			actions = append(actions, s.deleteAction(sessionKey(h)))
 		}
 		sessions[ss.Hash] = ss.Expires().Unix()
 		actions = append(actions, s.ownerUpdate(cur, sessions, "", nil),
@@ -524,18 +517,12 @@ func (s *Store) OwnerAccount(ctx context.Context, live string, livemode bool) (b
 		if livemode {
 			return nil
 		}
-		gen := getInt(cur, twinGenAttr)
-		if gen > 0 {
-			a = twinOf(a, gen)
+		actions, extra, vals := s.makeFirstTwin(cur)
+		a = twinOf(a, getInt(cur, twinGenAttr))
+		if len(actions) == 0 {
 			return nil
 		}
-		cur[twinGenAttr] = nInt(1)
-		err = s.transact(ctx, []txItem{
-			{action: put(s.table, twinItem(cur, 1), "attribute_not_exists(PK)"), onFail: errRetry},
-			s.registryUpdate(live, cur, keysFrom(cur), ", "+twinGenAttr+" = :gen", attrs{":gen": nInt(1)}),
-		})
-		a = twinOf(a, 1)
-		return err
+		return s.transact(ctx, append(actions, s.registryUpdate(live, cur, keysFrom(cur), extra, vals)))
 	})
 	return a, err
 }

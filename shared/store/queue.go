@@ -284,14 +284,7 @@ func (s *Store) Park(ctx context.Context, q Queue, next time.Time) error {
 		in.ExpressionAttributeValues[":sk"] = str(readySK(next, q.AccountID))
 	}
 	_, err := s.db.UpdateItem(ctx, in)
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return ErrNotClaimed
-	}
-	if err != nil {
-		return fmt.Errorf("park webhook queue: %w", err)
-	}
-	return nil
+	return notClaimedOr(err, "park webhook queue")
 }
 
 // FindQueue returns the account's webhook queue (zero when it has none).
@@ -314,14 +307,7 @@ func (s *Store) ClaimProbe(ctx context.Context, q Queue, now time.Time, lease ti
 		ConditionExpression:       aws.String("held_until = :held AND held_until <= :now AND (attribute_not_exists(probe_until) OR probe_until < :now)"),
 		ExpressionAttributeValues: attrs{":until": nInt(now.Add(lease).Unix()), ":held": nInt(q.HeldUntil.Unix()), ":now": nInt(now.Unix())},
 	})
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return ErrNotClaimed
-	}
-	if err != nil {
-		return fmt.Errorf("claim probe: %w", err)
-	}
-	return nil
+	return notClaimedOr(err, "claim probe")
 }
 
 // holdSet is the update that opens (or keeps open) the account's circuit

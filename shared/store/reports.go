@@ -48,31 +48,51 @@ type ReportSums struct {
 // once, with a look for changes set aside). hist is the account's timezone
 // history, read consistently as the request began: a zone takes effect
 // TimezoneDelay after its change, so it holds every zone in effect at the
-// instants of the changes waiting. Returns EBUSY when more than 100 changes
-// wait (the stream's consumer is behind; a retry goes on from where this
-// one stopped).
+// instants of the changes waiting. Returns EBUSY when more than
+// maxPendingApplied changes wait (the stream's consumer is behind; a retry
+// goes on from where this one stopped).
 func (s *Store) ReportFigures(ctx context.Context, account string, hist business.TimezoneHistory, dayRanges []business.Period, months []string) (ReportSums, error) {
 	read, parked, err := s.applyWaiting(ctx, account, hist)
 	if err != nil {
 		return ReportSums{Read: read}, err
 	}
-	type span struct{ from, to string }
-	var spans []span
+	var spans []sortKeys
 	for _, r := range dayRanges {
-		spans = append(spans, span{dayPrefix + r.Start, dayPrefix + r.End})
+		spans = append(spans, sortKeys{dayPrefix + r.Start, dayPrefix + r.End})
 	}
 	if len(months) > 0 {
-		spans = append(spans, span{monthPrefix + slices.Min(months), monthPrefix + slices.Max(months)})
+		spans = append(spans, sortKeys{monthPrefix + slices.Min(months), monthPrefix + slices.Max(months)})
 	}
-	spans = append(spans, span{parkedPrefix, parkedPrefix + "~"})
+	spans = append(spans, sortKeys{parkedPrefix, parkedPrefix + "~"})
 	days, monthly := map[string]business.Figures{}, map[string]business.Figures{}
+	err = s.readReport(ctx, account, spans, "report figures", func(items []attrs) {
+		read += len(items)
+		for _, it := range items {
+			switch sk := getS(it, "SK"); {
+			case strings.HasPrefix(sk, parkedPrefix):
+				parked++
+			case strings.HasPrefix(sk, monthPrefix):
+				monthly[getS(it, "date")] = sumsFrom(it)
+			default:
+				days[getS(it, "date")] = sumsFrom(it)
+			}
+		}
+	})
+	return ReportSums{Days: days, Months: monthly, Parked: parked, Read: read}, err
+}
+
+// sortKeys is a range of sort keys, from..to, both included.
+type sortKeys struct{ from, to string }
+
+// readReport reads the spans of the account's report partition at once,
+// each consistently and to its end, handing got each page in turn; what
+// names the read in its errors.
+func (s *Store) readReport(ctx context.Context, account string, spans []sortKeys, what string, got func([]attrs)) error {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(spans))
 	for i, sp := range spans {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 				TableName:                 aws.String(s.table),
 				KeyConditionExpression:    aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
@@ -82,27 +102,17 @@ func (s *Store) ReportFigures(ctx context.Context, account string, hist business
 			for pages.HasMorePages() {
 				out, err := pages.NextPage(ctx)
 				if err != nil {
-					errs[i] = fmt.Errorf("query report figures: %w", err)
+					errs[i] = fmt.Errorf("query %s: %w", what, err)
 					return
 				}
 				mu.Lock()
-				read += len(out.Items)
-				for _, it := range out.Items {
-					switch sk := getS(it, "SK"); {
-					case strings.HasPrefix(sk, parkedPrefix):
-						parked++
-					case strings.HasPrefix(sk, monthPrefix):
-						monthly[getS(it, "date")] = sumsFrom(it)
-					default:
-						days[getS(it, "date")] = sumsFrom(it)
-					}
-				}
+				got(out.Items)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	return ReportSums{Days: days, Months: monthly, Parked: parked, Read: read}, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // OpenSales returns what receivables need of every sale that is neither

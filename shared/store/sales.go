@@ -193,23 +193,34 @@ func linesFrom(it attrs) []business.SaleLine {
 	return lines
 }
 
-func paymentItem(account string, p business.Payment) attrs {
-	it := key(salePK(account, p.InvoiceCode), fmt.Sprintf("PAY#%04d", p.Seq))
-	it["type"] = str("payment")
+// saleEntry starts the item of a payment or a refund (kind), number seq of
+// its sale, in the sale's partition: with the account and the transaction
+// id its webhook names, and an entry in the due index by the hour at.
+func saleEntry(account, kind string, seq int, id, code, number, customer string, at time.Time) attrs {
+	it := key(salePK(account, code), fmt.Sprintf("%s#%04d", entryPrefixes[kind], seq))
+	it["type"] = str(kind)
 	it["account_id"] = str(account)
-	it["seq"] = nInt(int64(p.Seq))
-	it["transaction_id"] = str(p.TransactionID)
-	it["invoice_code"] = str(p.InvoiceCode)
-	it["invoice_number"] = str(p.InvoiceNumber)
-	setS(it, "customer_name", p.CustomerName)
+	it["seq"] = nInt(int64(seq))
+	it["transaction_id"] = str(id)
+	it["invoice_code"] = str(code)
+	it["invoice_number"] = str(number)
+	setS(it, "customer_name", customer)
+	it[IndexDue.PK], it[IndexDue.SK] = str(paidPartition(account, at)), str(paidSK(account, at, id))
+	markCounted(it)
+	return it
+}
+
+// entryPrefixes are the sort key prefixes of a sale's entries by kind.
+var entryPrefixes = map[string]string{"payment": "PAY", "refund": "REFUND"}
+
+func paymentItem(account string, p business.Payment) attrs {
+	it := saleEntry(account, "payment", p.Seq, p.TransactionID, p.InvoiceCode, p.InvoiceNumber, p.CustomerName, p.PaymentAt)
 	it["amount_paid"] = num(p.Amount.String())
 	it["payment_method"] = str(p.Method)
 	setS(it, "internal_payment_note", p.InternalNote)
 	setS(it, "issued_by", p.IssuedBy)
 	it["payment_status"] = str(p.PaymentStatus)
 	it["payment_at"] = str(fmtTime(p.PaymentAt))
-	it[IndexDue.PK], it[IndexDue.SK] = str(paidPartition(account, p.PaymentAt)), str(paidSK(account, p.PaymentAt, p.TransactionID))
-	markCounted(it)
 	return it
 }
 
@@ -246,10 +257,10 @@ type NewSale struct {
 func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem *Idempotency, render Render[SaleRecord]) ([]byte, error) {
 	sale := ns.Sale
 	moves := business.StockMoves(nil, sale.Lines)
-	codes, keys, err := stockKeys(account, moves)
-	if err != nil {
+	if err := business.CheckStockedItems(moves, MaxStockedItemsPerSale); err != nil {
 		return nil, err
 	}
+	codes, keys := stockKeys(account, moves)
 	reads := append([]attrs{customerKey(account, sale.CustomerID)}, keys...)
 	defaultDate := sale.NeedsPaymentDate()
 	if defaultDate {
@@ -275,12 +286,12 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 				sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
 			}
 			ev := newEvents(account, now)
-			stock, _, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now, stockCause{kind: business.MoveSale, invoiceCode: sale.InvoiceCode}, ev)
+			stock, _, err := s.stockActions(account, moves, byCode(codes, reads[1:]), now, business.StockCause{Kind: business.MoveSale, InvoiceCode: sale.InvoiceCode}, ev)
 			if err != nil {
 				return nil, nil, err
 			}
 			if reads[0] == nil {
-				return nil, nil, business.FieldErrors{"customer_id": fmt.Sprintf("no customer with id %d in this account", sale.CustomerID)}.Err()
+				return nil, nil, business.MissingCustomer(sale.CustomerID)
 			}
 			sale.CustomerName = customerFrom(reads[0]).Name
 			sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version = id, now, now, 1
@@ -297,7 +308,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 				return nil, nil, err
 			}
 			// A generated value that collides is drawn again; a client's is a 409.
-			codeTaken, numberTaken := taken("invoice_code", sale.InvoiceCode), taken("invoice_number", sale.InvoiceNumber)
+			codeTaken, numberTaken := business.Taken("invoice_code", sale.InvoiceCode), business.Taken("invoice_number", sale.InvoiceNumber)
 			if ns.CodeGenerated {
 				codeTaken = errRetry
 			}
@@ -336,11 +347,8 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 const MaxStockedItemsPerSale = 23
 
 // stockKeys returns the item codes moves names, in a fixed order, and their
-// keys. Returns EINVALID when there are too many.
-func stockKeys(account string, moves map[string]money.Delta) ([]string, []attrs, error) {
-	if len(moves) > MaxStockedItemsPerSale {
-		return nil, nil, business.FieldErrors{"items": fmt.Sprintf("may name at most %d distinct inventory items by item_code", MaxStockedItemsPerSale)}.Err()
-	}
+// keys.
+func stockKeys(account string, moves map[string]money.Delta) ([]string, []attrs) {
 	codes := make([]string, 0, len(moves))
 	for c := range moves {
 		codes = append(codes, c)
@@ -350,7 +358,7 @@ func stockKeys(account string, moves map[string]money.Delta) ([]string, []attrs,
 	for i, c := range codes {
 		keys[i] = itemKey(account, c)
 	}
-	return codes, keys, nil
+	return codes, keys
 }
 
 func byCode(codes []string, found []attrs) map[string]attrs {
@@ -359,12 +367,6 @@ func byCode(codes []string, found []attrs) map[string]attrs {
 		m[c] = found[i]
 	}
 	return m
-}
-
-// taken is the ECONFLICT for a unique field whose value another record has.
-func taken(field, value string) error {
-	return &business.Error{Code: business.ECONFLICT, Message: fmt.Sprintf("%s %s is already used by another record", field, value),
-		Fields: map[string]string{field: "is already used"}}
 }
 
 // FindSaleByCode returns a sale and its payments, with one Query unless they
@@ -441,8 +443,8 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		if err != nil {
 			return err
 		}
-		if cur.Sale.Void() {
-			return errVoid
+		if err := cur.Sale.CheckNotVoid(); err != nil {
+			return err
 		}
 		next := cur.Sale
 		if err := edit(cur, &next); err != nil {
@@ -451,7 +453,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		if next.CustomerID != cur.Sale.CustomerID {
 			c, err := s.FindCustomerByID(ctx, account, next.CustomerID)
 			if business.ErrorCode(err) == business.ENOTFOUND {
-				return business.FieldErrors{"customer_id": fmt.Sprintf("no customer with id %d in this account", next.CustomerID)}.Err()
+				return business.MissingCustomer(next.CustomerID)
 			} else if err != nil {
 				return err
 			}
@@ -468,26 +470,19 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			}
 			next.DefaultPaymentDate(now, hist)
 		}
-		// The sale as edited must stay within what one transaction can move
-		// (a void); a sale stored before the bound was lowered may keep the
-		// items it has (a payment is still recorded), but not add more.
-		if n := len(business.StockMoves(nil, next.Lines)); n > MaxStockedItemsPerSale && n > len(business.StockMoves(nil, cur.Sale.Lines)) {
-			_, _, err := stockKeys(account, business.StockMoves(nil, next.Lines))
+		if err := business.CheckSaleEditStock(cur.Sale.Lines, next.Lines, MaxStockedItemsPerSale); err != nil {
 			return err
 		}
 		rec = SaleRecord{Payments: cur.Payments, Refunds: cur.Refunds}
 		ev := newEvents(account, now)
 		var actions []txItem
 		if moves := business.StockMoves(cur.Sale.Lines, next.Lines); len(moves) > 0 {
-			codes, keys, err := stockKeys(account, moves)
-			if err != nil {
-				return err
-			}
+			codes, keys := stockKeys(account, moves)
 			found, err := s.batchGet(ctx, keys)
 			if err != nil {
 				return err
 			}
-			stock, _, err := s.stockActions(account, moves, byCode(codes, found), now, stockCause{kind: business.MoveSaleEdit, invoiceCode: code}, ev)
+			stock, _, err := s.stockActions(account, moves, byCode(codes, found), now, business.StockCause{Kind: business.MoveSaleEdit, InvoiceCode: code}, ev)
 			if err != nil {
 				return err
 			}
@@ -501,14 +496,12 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			rec.Payments = append(rec.Payments, *p)
 			actions = append(actions, txItem{action: put(s.table, paymentItem(account, *p), "attribute_not_exists(PK)"), onFail: errRetry})
 		}
-		p := &types.Put{TableName: aws.String(s.table), Item: saleItem(account, next)}
-		versionGuard(p, cur.Sale.Version)
-		actions = append(actions, stillOwedUncounted(stillUncounted(txItem{action: types.TransactWriteItem{Put: p}, onFail: errRetry}, cur.uncounted), !cur.owedCounted))
+		actions = append(actions, s.saleRewrite(account, cur, next))
 		if next.InvoiceNumber != cur.Sale.InvoiceNumber {
 			guard := invoiceNumberGuard(account, next.InvoiceNumber)
 			guard["type"], guard["invoice_code"] = str("unique"), str(next.InvoiceCode)
 			actions = append(actions,
-				txItem{action: put(s.table, guard, "attribute_not_exists(PK)"), onFail: taken("invoice_number", next.InvoiceNumber)},
+				txItem{action: put(s.table, guard, "attribute_not_exists(PK)"), onFail: business.Taken("invoice_number", next.InvoiceNumber)},
 				txItem{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: invoiceNumberGuard(account, cur.Sale.InvoiceNumber)}}})
 		}
 		rec.Sale = next
@@ -530,6 +523,3 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 	})
 	return rec, err
 }
-
-// errVoid answers any change of a voided sale.
-var errVoid = business.Errorf(business.ECONFLICT, "Sale is void")

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"bizdata/shared/business"
@@ -12,11 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Settings are an account's own settings, as the API shows them.
-type Settings struct {
-	Account   business.Account
-	Timezones business.TimezoneHistory
-}
+// Settings are an account's own settings, as the API shows them (see
+// business.Settings).
+type Settings = business.Settings
 
 const timezonesAttr = "timezones"
 
@@ -70,48 +67,16 @@ func (s *Store) FindSettings(ctx context.Context, account string) (Settings, err
 	if err != nil {
 		return Settings{}, err
 	}
-	return Settings{Account: accountFrom(it), Timezones: timezonesFrom(it)}, nil
+	return settingsFrom(it), nil
 }
 
-// SettingsChange is a change of the account's settings; nil keeps a
-// field. Only the name and the timezone may change: the invoice prefix is
-// part of every invoice number (and of its uniqueness), the currency of
-// every amount recorded, and the business code names the business in
-// webhooks, so those may only be sent back as they are.
-type SettingsChange struct {
-	Name          *string
-	Timezone      *string
-	InvoicePrefix *string
-	Currency      *string
-	BusinessCode  *string
+func settingsFrom(it attrs) Settings {
+	return Settings{Account: accountFrom(it), Timezones: timezonesFrom(it)}
 }
 
-// check returns the field errors of c against the account a as read.
-func (c SettingsChange) check(a business.Account) business.FieldErrors {
-	fe := business.FieldErrors{}
-	if c.Name != nil {
-		business.CheckText(fe, "business_name", strings.TrimSpace(*c.Name), true, 200)
-	}
-	if c.Timezone != nil {
-		if _, err := business.LoadTimezone(*c.Timezone); err != nil {
-			fe.Add("timezone", "must be an IANA timezone name such as Africa/Nairobi or UTC")
-		}
-	}
-	for _, ro := range []struct {
-		field     string
-		sent      *string
-		have, why string
-	}{
-		{"invoice_prefix", c.InvoicePrefix, a.InvoicePrefix, "every invoice number carries it (and is unique with it)"},
-		{"currency", c.Currency, a.Currency, "the account's amounts are recorded in " + a.Currency},
-		{"business_code", c.BusinessCode, a.BusinessCode, "webhooks name the business by it"},
-	} {
-		if ro.sent != nil && *ro.sent != ro.have {
-			fe.Add(ro.field, "cannot be changed: "+ro.why)
-		}
-	}
-	return fe
-}
+// SettingsChange is a change of the account's settings (see
+// business.SettingsChange).
+type SettingsChange = business.SettingsChange
 
 // UpdateSettings changes the account's name and timezone on the account
 // item, on every API key's copy (what authenticating reads; at most
@@ -130,26 +95,11 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 		if err != nil {
 			return err
 		}
-		a, hist := accountFrom(cur), timezonesFrom(cur)
-		if err := c.check(a).Err(); err != nil {
+		next, changed, err := business.ChangeSettings(settingsFrom(cur), c, s.now())
+		if err != nil {
 			return err
 		}
-		changed := []string{}
-		if c.Name != nil {
-			if name := strings.TrimSpace(*c.Name); name != a.Name {
-				a.Name, changed = name, append(changed, "business_name")
-			}
-		}
-		if c.Timezone != nil {
-			before := len(hist)
-			if hist, _, err = hist.Change(*c.Timezone, s.now()); err != nil {
-				return err
-			}
-			if len(hist) != before {
-				changed = append(changed, "timezone")
-			}
-		}
-		a.Timezone = hist.Current().Name
+		a, hist := next.Account, next.Timezones
 		set := "SET #name = :name, #tz = :tz"
 		vals := attrs{":name": str(a.Name), ":tz": str(a.Timezone)}
 		names := map[string]string{"#name": "name", "#tz": "timezone"}
@@ -158,11 +108,8 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 		for k, v := range vals {
 			acctVals[k] = v
 		}
-		cond := "attribute_exists(PK) AND attribute_not_exists(version)"
-		if _, ok := cur["version"]; ok {
-			cond, acctVals[":v"] = "version = :v", nInt(getInt(cur, "version"))
-		}
-		copyOf := func(k attrs) txItem {
+		cond := accountVersionCond(cur, acctVals)
+		updateCopy := func(k attrs) txItem {
 			return txItem{action: types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.table), Key: k,
 				UpdateExpression: aws.String(set), ConditionExpression: aws.String("attribute_exists(PK)"),
 				ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}, onFail: errRetry}
@@ -171,10 +118,10 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 			UpdateExpression: aws.String(acctSet), ConditionExpression: aws.String(cond),
 			ExpressionAttributeNames: names, ExpressionAttributeValues: acctVals}}, onFail: errRetry}}
 		for _, k := range keysFrom(cur) {
-			actions = append(actions, copyOf(key(keyPK(k.Hash), "KEY")))
+			actions = append(actions, updateCopy(key(keyPK(k.Hash), "KEY")))
 		}
 		if gen := getInt(cur, twinGenAttr); gen > 0 {
-			tw := copyOf(accountKey(business.TwinID(account, gen)))
+			tw := updateCopy(accountKey(business.TwinID(account, gen)))
 			tw.action.Update.UpdateExpression = aws.String(set + ", " + timezonesAttr + " = :tzs")
 			tw.action.Update.ExpressionAttributeValues = attrs{":name": vals[":name"], ":tz": vals[":tz"], ":tzs": timezonesValue(hist)}
 			actions = append(actions, tw)
@@ -186,7 +133,7 @@ func (s *Store) UpdateSettings(ctx context.Context, account string, c SettingsCh
 		if err := s.transact(ctx, actions); err != nil {
 			return err
 		}
-		out = Settings{Account: a, Timezones: hist}
+		out = next
 		return nil
 	})
 	return out, err

@@ -23,82 +23,57 @@ import (
 // two writers moving one item at the same instant take turns (the second
 // starts over on the item as the first left it).
 
-// stockCause says why stock moves: the movement kind, and what the ledger
-// records with it.
-type stockCause struct {
-	kind        string
-	invoiceCode string
-	reason      string
-	note        string
-}
-
-// stockMove is one item's change as a transaction makes it: the item as it
-// will be, and its movement.
-type stockMove struct {
-	item business.Item
-	move business.Movement
-}
-
 // stockActions returns the transaction actions that move stock by moves (per
-// item code, positive takes, negative gives back) and what each item becomes.
-// The items come from found, read consistently beforehand. Returns EINVALID
-// for an item code with no item. Stock that would go below zero (or, given
-// back, above a quantity's range) as read is still written, with a condition
-// that fails, so the transaction's other conditions (a taken invoice code)
-// are answered in their order; its failure is EINVALID when the item is as
-// read, and a new attempt when it changed in between.
+// item code, positive takes, negative gives back), as business.MoveStock
+// decides each item's move, and what each item becomes. The items come from
+// found, read consistently beforehand. Stock that would go below zero (or,
+// given back, above a quantity's range) as read is still written, with a
+// condition that fails, so the transaction's other conditions (a taken
+// invoice code) are answered in their order; its failure is the move's
+// refusal when the item is as read, and a new attempt when it changed in
+// between.
 //
 // Each item's new version gets its event in ev: stock.adjusted for an
 // adjustment, item.updated for a move a sale made, and item.stock_low or
 // item.out_of_stock when the stock crossed down to its alert level or to
 // zero.
-func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time, cause stockCause, ev *events) ([]txItem, map[string]stockMove, error) {
+func (s *Store) stockActions(account string, moves map[string]money.Delta, found map[string]attrs, now time.Time, cause business.StockCause, ev *events) ([]txItem, map[string]business.StockMove, error) {
 	var actions []txItem
-	out := make(map[string]stockMove, len(moves))
+	out := make(map[string]business.StockMove, len(moves))
 	for _, code := range slices.Sorted(maps.Keys(moves)) { // events in a fixed order
-		d := moves[code]
-		it := found[code]
-		if it == nil {
-			return nil, nil, business.FieldErrors{"items": fmt.Sprintf("item_code %s: no such inventory item", code)}.Err()
+		d, it := moves[code], found[code]
+		var read *business.Item
+		if it != nil {
+			x := invItemFrom(it)
+			read = &x
 		}
-		x := invItemFrom(it)
-		read := x.Version
-		after, _ := x.Quantity.Less(d)
-		onFail := error(&business.Error{Code: business.EINVALID, Message: fmt.Sprintf("insufficient stock of item %s", code),
-			Fields: map[string]string{"items": fmt.Sprintf("insufficient stock of item %s (%s in stock)", code, x.Quantity)}})
-		if d.IsNegative() {
-			onFail = business.FieldErrors{"items": fmt.Sprintf("item_code %s: giving back %s would take its stock above %s", code, d.Abs(), money.MaxQuantity())}.Err()
+		mv, err := business.MoveStock(code, read, d, cause, now)
+		if err != nil {
+			return nil, nil, err
 		}
-		bound, ok := d.Headroom()
-		if !ok {
-			return nil, nil, onFail
-		}
-		before := x.Quantity
-		x.Quantity, x.UpdatedAt, x.Version = after, now, x.Version+1
-		m := business.Movement{ID: x.Version, ItemCode: code, Kind: cause.kind, Change: d.Neg(), After: after,
-			Reason: cause.reason, Note: cause.note, InvoiceCode: cause.invoiceCode, CreatedAt: now}
-		out[code] = stockMove{item: x, move: m}
-		if cause.kind == business.MoveAdjustment {
-			ev.item(business.EventStockAdjusted, x, before)
+		out[code] = mv
+		if cause.Kind == business.MoveAdjustment {
+			ev.item(business.EventStockAdjusted, mv.Item, read.Quantity)
 		} else {
-			ev.item(business.EventItemUpdated, x, before)
+			ev.item(business.EventItemUpdated, mv.Item, read.Quantity)
 		}
-		ev.worth(business.StockChange{Old: worthOf(it), New: business.WorthOf(x)})
-		up := s.quantityUpdate(account, it, x, d, bound)
+		ev.worth(business.StockChange{Old: worthOf(it), New: business.WorthOf(mv.Item)})
+		up := s.quantityUpdate(account, it, mv.Item, d)
 		up.failed = func(old attrs) error {
-			if old != nil && getInt(old, "version") == read && hasView(old) == hasView(it) && worthCounted(old) == worthCounted(it) {
-				return onFail // the item is as read: its stock is short (or full)
+			if old != nil && getInt(old, "version") == read.Version && hasView(old) == hasView(it) && worthCounted(old) == worthCounted(it) {
+				return mv.Refusal // the item is as read: its stock is short (or full)
 			}
 			return errRetry
 		}
-		actions = append(actions, up, txItem{action: put(s.table, movementItem(account, m), "attribute_not_exists(PK)"), onFail: errRetry})
+		actions = append(actions, up, txItem{action: put(s.table, movementItem(account, mv.Movement), "attribute_not_exists(PK)"), onFail: errRetry})
 	}
 	return actions, out, nil
 }
 
 // quantityUpdate sets the quantity of the item read as it to next's, with
 // next's stamps, provided the item is still at the version read and its
-// quantity takes d: at least d when taking, at most bound when giving back.
+// quantity takes d: at least d when taking, at most d's headroom when
+// giving back.
 // A record written before views keeps its fields at the top level: the
 // condition names the shape read too, so whatever changed in between (a
 // sale, an edit, `admin migrate` giving it its view or counting its worth),
@@ -106,7 +81,7 @@ func (s *Store) stockActions(account string, moves map[string]money.Delta, found
 // removes the item's stock alert keys and marks its worth counted (an item
 // read unmarked is counted whole by this change, on condition that it is
 // still unmarked).
-func (s *Store) quantityUpdate(account string, it attrs, next business.Item, d money.Delta, bound string) txItem {
+func (s *Store) quantityUpdate(account string, it attrs, next business.Item, d money.Delta) txItem {
 	at, shape := "v.", "attribute_exists(v)"
 	if !hasView(it) {
 		at, shape = "", "attribute_not_exists(v)"
@@ -120,6 +95,7 @@ func (s *Store) quantityUpdate(account string, it attrs, next business.Item, d m
 		":next": nInt(next.Version), ":read": nInt(next.Version - 1), ":d": num(d.String()),
 	}
 	if d.IsNegative() {
+		bound, _ := d.Headroom() // business.MoveStock refused a give-back no stock takes
 		cond = fmt.Sprintf("%s AND version = :read AND %squantity <= :bound", shape, at)
 		delete(values, ":d")
 		values[":bound"] = num(bound)

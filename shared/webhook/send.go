@@ -200,7 +200,7 @@ func (s *Sender) post(ctx context.Context, d business.Delivery, target string, n
 	res, err := s.client.Do(req)
 	a.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {
-		a.Error = describe(err, limit)
+		a.Error = describeError(err, limit)
 		return a, false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
@@ -250,9 +250,9 @@ func RetryAfter(v string, now time.Time) time.Duration {
 	return min(t.Sub(now), maxRetryAfter)
 }
 
-// describe turns a transport error of an attempt bounded by limit into a
-// short log text.
-func describe(err error, limit time.Duration) string {
+// describeError turns a transport error of an attempt bounded by limit into
+// a short log text.
+func describeError(err error, limit time.Duration) string {
 	switch {
 	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork), errors.Is(err, ssrf.ErrProhibitedPort):
 		return "refused: the callback URL resolves to a private or reserved address"

@@ -22,3 +22,10 @@ func NewAPIKey(k business.APIKey) APIKey {
 	}
 	return j
 }
+
+// CreatedAPIKey is a key as its create answers it: the only time its
+// secret (Key) is shown.
+type CreatedAPIKey struct {
+	APIKey
+	Key string `json:"key"`
+}

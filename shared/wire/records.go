@@ -199,9 +199,18 @@ func NewSale(s business.Sale) Sale {
 	}
 }
 
-// SaleData is the data of every single-sale response: the sale, its lines
-// and its payments under the description's three keys, and its refunds.
-func SaleData(s business.Sale, payments []business.Payment, refunds []business.Refund) map[string]any {
+// SaleRecord is the data of every single-sale response (and of a sale's
+// events): the sale, its lines and its payments under the description's
+// three keys, and its refunds.
+type SaleRecord struct {
+	Sale     Sale          `json:"sales"`
+	Lines    []SaleLine    `json:"sales-item"`
+	Payments []SalePayment `json:"sales-payment"`
+	Refunds  []Refund      `json:"sales-refund"`
+}
+
+// SaleData returns the sale record of s with its payments and refunds.
+func SaleData(s business.Sale, payments []business.Payment, refunds []business.Refund) SaleRecord {
 	lines := make([]SaleLine, len(s.Lines))
 	for i, l := range s.Lines {
 		lines[i] = SaleLine{
@@ -223,7 +232,7 @@ func SaleData(s business.Sale, payments []business.Payment, refunds []business.R
 	for i, r := range refunds {
 		rs[i] = NewRefund(r)
 	}
-	return map[string]any{"sales": NewSale(s), "sales-item": lines, "sales-payment": pays, "sales-refund": rs}
+	return SaleRecord{Sale: NewSale(s), Lines: lines, Payments: pays, Refunds: rs}
 }
 
 type RefundLine struct {
