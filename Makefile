@@ -60,10 +60,12 @@ test-browser: test-deps
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
 	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) DASHBOARD_BROWSER_REQUIRED=1 \
-		DASHBOARD_SCREENSHOTS="$(DASHBOARD_SCREENSHOTS)" $(GO) test -count=1 -run '^TestBrowser' -v ./shared/dashboard
+		DASHBOARD_SCREENSHOTS="$(DASHBOARD_SCREENSHOTS)" $(GO) test -count=1 -timeout 10m -run '^TestBrowser' -v ./shared/dashboard
 
 MODEL_SEQUENCES ?= 2000
 FUZZTIME ?= 10m
+# A fuzz run's -timeout: FUZZTIME and the seed corpus, with margin.
+FUZZ_TIMEOUT ?= 30m
 
 ## check-model: the model-based test with MODEL_SEQUENCES random sequences
 ## (make test runs a few dozen), over HTTP and through the Lambda path.
@@ -77,13 +79,13 @@ check-model: test-deps
 fuzz-http: test-deps
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
-	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/api -run '^$$' -fuzz '^FuzzHTTP$$' -fuzztime $(FUZZTIME) -parallel 1
+	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/api -run '^$$' -fuzz '^FuzzHTTP$$' -fuzztime $(FUZZTIME) -timeout $(FUZZ_TIMEOUT) -parallel 1
 
 ## fuzz-dashboard: fuzz the dashboard's pages and forms, signed in, for FUZZTIME.
 fuzz-dashboard: test-deps
 	@pid=$$($(DDB_DIR)/start.sh $(TEST_DDB_PORT)) || exit 1; \
 	trap "kill $$pid 2>/dev/null" EXIT; \
-	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/dashboard -run '^$$' -fuzz '^FuzzDashboard$$' -fuzztime $(FUZZTIME) -parallel 1
+	DYNAMODB_ENDPOINT=http://127.0.0.1:$(TEST_DDB_PORT) $(GO) test ./shared/dashboard -run '^$$' -fuzz '^FuzzDashboard$$' -fuzztime $(FUZZTIME) -timeout $(FUZZ_TIMEOUT) -parallel 1
 
 ## bench: performance figures against DynamoDB Local, written to docs/benchmarks.md.
 bench: run-deps build

@@ -52,8 +52,8 @@ func createAccount(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	if o.asJSON {
-		return json.NewEncoder(out).Encode(map[string]string{"account_id": a.ID, "key_id": a.Key.ID, "api_key": key,
-			"owner_email": ownerEmail, "set_password_url": link})
+		return json.NewEncoder(out).Encode(wire.AccountWithOwner{IssuedKey: wire.IssuedKey{AccountID: a.ID, APIKey: key, KeyID: a.Key.ID},
+			OwnerEmail: ownerEmail, SetPasswordURL: link})
 	}
 	if err := printKey(out, false, a.ID, a.Key.ID, key); err != nil {
 		return err
@@ -73,9 +73,9 @@ func listAccounts(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	if o.asJSON {
-		all := make([]accountJSON, len(accounts))
+		all := make([]wire.AdminAccount, len(accounts))
 		for i, a := range accounts {
-			all[i] = newAccountJSON(a)
+			all[i] = wire.NewAdminAccount(a)
 		}
 		return json.NewEncoder(out).Encode(all)
 	}
@@ -107,7 +107,7 @@ func showAccount(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	j := newAccountJSON(a)
+	j := wire.NewAdminAccount(a)
 	j.CallbackURL, j.Signed = wire.Nullable(w.CallbackURL), &w.Signed
 	if o.asJSON {
 		return json.NewEncoder(out).Encode(j)
@@ -136,21 +136,4 @@ func indexAccounts(ctx context.Context, _ options, out io.Writer) error {
 		return fmt.Errorf("these accounts share a business code with another and were left out; give each a code of its own: %s", strings.Join(shared, ", "))
 	}
 	return nil
-}
-
-// accountJSON is an account as `account list` and `account show` print it.
-type accountJSON struct {
-	AccountID     string  `json:"account_id"`
-	Name          string  `json:"name"`
-	BusinessCode  string  `json:"business_code"`
-	Currency      string  `json:"currency"`
-	InvoicePrefix string  `json:"invoice_prefix"`
-	CreatedAt     string  `json:"created_at"`
-	CallbackURL   *string `json:"callback_url,omitempty"`
-	Signed        *bool   `json:"signed,omitempty"`
-}
-
-func newAccountJSON(a business.Account) accountJSON {
-	return accountJSON{AccountID: a.ID, Name: a.Name, BusinessCode: a.BusinessCode, Currency: a.Currency,
-		InvoicePrefix: a.InvoicePrefix, CreatedAt: a.CreatedAt.Format(business.TimeFormat)}
 }

@@ -32,18 +32,6 @@ func showMovements(ctx context.Context, o options, out io.Writer) error {
 	return printMovements(ctx, st, id, o.item, o.limit, o.asJSON, out)
 }
 
-// ledgerView is an item's quantity with the newest entries of its ledger.
-// Complete says the whole ledger was read; then LedgerSum is what its
-// movements add up to, which should be the quantity.
-type ledgerView struct {
-	ItemCode  string          `json:"item_code"`
-	ItemName  string          `json:"item_name"`
-	Quantity  money.Quantity  `json:"quantity"`
-	Movements []wire.Movement `json:"movements"`
-	Complete  bool            `json:"complete"`
-	LedgerSum *money.Delta    `json:"ledger_sum,omitempty"`
-}
-
 // printMovements prints up to limit of the item's movements, newest first,
 // and, when that is its whole ledger, whether they add up to its quantity.
 func printMovements(ctx context.Context, st *store.Store, account, code string, limit int, asJSON bool, out io.Writer) error {
@@ -51,7 +39,7 @@ func printMovements(ctx context.Context, st *store.Store, account, code string, 
 	if err != nil {
 		return err
 	}
-	v := ledgerView{ItemCode: item.ItemCode, ItemName: item.ItemName, Quantity: item.Quantity, Movements: []wire.Movement{}}
+	v := wire.ItemLedger{ItemCode: item.ItemCode, ItemName: item.ItemName, Quantity: item.Quantity, Movements: []wire.Movement{}}
 	cursor := ""
 	for {
 		page, err := st.ListMovements(ctx, account, code, min(limit-len(v.Movements), 200), cursor)

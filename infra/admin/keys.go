@@ -78,7 +78,7 @@ func createKey(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	if o.asJSON {
-		return json.NewEncoder(out).Encode(map[string]any{"account_id": account, "key_id": k.ID, "api_key": secret, "key": wire.NewAPIKey(k)})
+		return json.NewEncoder(out).Encode(wire.AdminCreatedKey{AccountID: account, APIKey: secret, Key: wire.NewAPIKey(k), KeyID: k.ID})
 	}
 	fmt.Fprintf(out, "name:       %s\nmode:       %s\nscopes:     %s\n", k.Name, k.Mode(), strings.Join(k.Scopes, ","))
 	return printKey(out, false, account, k.ID, secret)
@@ -101,7 +101,7 @@ func revokeKey(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	if o.asJSON {
-		return json.NewEncoder(out).Encode(map[string]any{"account_id": o.account, "revoked": wire.NewAPIKey(k)})
+		return json.NewEncoder(out).Encode(wire.RevokedKey{AccountID: o.account, Revoked: wire.NewAPIKey(k)})
 	}
 	_, err = fmt.Fprintf(out, "API key %s (%s, %s) revoked: it stops working within 5 s\n", k.ID, k.Name, k.Mode())
 	return err
@@ -143,7 +143,7 @@ func rotateKey(ctx context.Context, o options, out io.Writer) error {
 // printKey prints a key's secret, shown this once, with its account and id.
 func printKey(out io.Writer, asJSON bool, account, keyID, key string) error {
 	if asJSON {
-		return json.NewEncoder(out).Encode(map[string]string{"account_id": account, "key_id": keyID, "api_key": key})
+		return json.NewEncoder(out).Encode(wire.IssuedKey{AccountID: account, APIKey: key, KeyID: keyID})
 	}
 	_, err := fmt.Fprintf(out, "account_id: %s\nkey_id:     %s\napi_key:    %s\n(the key is shown only now; keep it secret)\n", account, keyID, key)
 	return err

@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"bizdata/shared/business"
-	"bizdata/shared/money"
 	"bizdata/shared/store"
 	"bizdata/shared/wire"
 )
@@ -35,97 +33,10 @@ func showSale(ctx context.Context, o options, out io.Writer) error {
 	return printSale(out, o.asJSON, rec)
 }
 
-// saleView is a sale as `sale show` prints it: the figures that explain its
-// money (paid, refunded, held) and its state, with its lines, payments and
-// refunds, oldest first.
-type saleView struct {
-	InvoiceCode    string         `json:"invoice_code"`
-	InvoiceNumber  string         `json:"invoice_number"`
-	CustomerID     int64          `json:"customer_id"`
-	CustomerName   string         `json:"customer_name"`
-	Total          money.Amount   `json:"total_amount"`
-	AmountPaid     money.Amount   `json:"amount_paid"`
-	AmountRefunded money.Amount   `json:"amount_refunded"`
-	Held           money.Amount   `json:"held"`
-	PaymentType    string         `json:"payment_type"`
-	PaymentStatus  string         `json:"payment_status"`
-	VoidReason     *string        `json:"void_reason"`
-	VoidedAt       *string        `json:"voided_at"`
-	CreatedAt      string         `json:"created_at"`
-	UpdatedAt      string         `json:"updated_at"`
-	Lines          []saleLineView `json:"lines"`
-	Payments       []paymentView  `json:"payments"`
-	Refunds        []refundView   `json:"refunds"`
-}
-
-type saleLineView struct {
-	SalesItemID int            `json:"sales_item_id"`
-	ItemCode    *string        `json:"item_code"`
-	ItemName    string         `json:"item_name"`
-	UnitPrice   money.Amount   `json:"unit_price"`
-	Quantity    money.Quantity `json:"quantity"`
-	Returned    money.Quantity `json:"quantity_returned"`
-}
-
-type paymentView struct {
-	TransactionID string       `json:"transaction_id"`
-	Amount        money.Amount `json:"amount"`
-	Method        string       `json:"payment_method"`
-	IssuedBy      *string      `json:"issued_by"`
-	PaymentAt     string       `json:"payment_at"`
-}
-
-type refundView struct {
-	RefundID   string           `json:"refund_id"`
-	Amount     money.Amount     `json:"amount"`
-	Method     string           `json:"refund_method"`
-	Reason     *string          `json:"reason"`
-	IssuedBy   *string          `json:"issued_by"`
-	Lines      []refundLineView `json:"lines"`
-	RefundedAt string           `json:"refunded_at"`
-}
-
-type refundLineView struct {
-	SalesItemID int            `json:"sales_item_id"`
-	ItemCode    *string        `json:"item_code"`
-	Quantity    money.Quantity `json:"quantity"`
-}
-
-func newSaleView(rec store.SaleRecord) saleView {
-	s := rec.Sale
-	v := saleView{
-		InvoiceCode: s.InvoiceCode, InvoiceNumber: s.InvoiceNumber, CustomerID: s.CustomerID, CustomerName: s.CustomerName,
-		Total: s.Total, AmountPaid: s.AmountPaid, AmountRefunded: s.AmountRefunded, Held: s.Held(),
-		PaymentType: s.PaymentType, PaymentStatus: s.PaymentStatus, VoidReason: wire.Nullable(s.VoidReason),
-		CreatedAt: s.CreatedAt.Format(business.TimeFormat), UpdatedAt: s.UpdatedAt.Format(business.TimeFormat),
-		Lines: []saleLineView{}, Payments: []paymentView{}, Refunds: []refundView{},
-	}
-	if !s.VoidedAt.IsZero() {
-		v.VoidedAt = wire.Nullable(s.VoidedAt.Format(business.TimeFormat))
-	}
-	for i, l := range s.Lines {
-		v.Lines = append(v.Lines, saleLineView{SalesItemID: i + 1, ItemCode: wire.Nullable(l.ItemCode), ItemName: l.ItemName,
-			UnitPrice: l.UnitPrice, Quantity: l.Quantity, Returned: l.Returned})
-	}
-	for _, p := range rec.Payments {
-		v.Payments = append(v.Payments, paymentView{TransactionID: p.TransactionID, Amount: p.Amount, Method: p.Method,
-			IssuedBy: wire.Nullable(p.IssuedBy), PaymentAt: p.PaymentAt.Format(business.TimeFormat)})
-	}
-	for _, r := range rec.Refunds {
-		rv := refundView{RefundID: r.RefundID, Amount: r.Amount, Method: r.Method, Reason: wire.Nullable(r.Reason),
-			IssuedBy: wire.Nullable(r.IssuedBy), Lines: []refundLineView{}, RefundedAt: r.RefundedAt.Format(business.TimeFormat)}
-		for _, l := range r.Lines {
-			rv.Lines = append(rv.Lines, refundLineView{SalesItemID: l.LineID, ItemCode: wire.Nullable(l.ItemCode), Quantity: l.Quantity})
-		}
-		v.Refunds = append(v.Refunds, rv)
-	}
-	return v
-}
-
 // printSale prints a sale as `sale show` shows it: its figures, then one
 // line for each of its lines, payments and refunds.
 func printSale(out io.Writer, asJSON bool, rec store.SaleRecord) error {
-	v := newSaleView(rec)
+	v := wire.NewSaleView(rec.Sale, rec.Payments, rec.Refunds)
 	if asJSON {
 		return json.NewEncoder(out).Encode(v)
 	}

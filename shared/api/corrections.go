@@ -45,8 +45,8 @@ func toNewRefund(body []byte) (store.NewRefund, error) {
 		return n, err
 	}
 	fe := business.FieldErrors{}
-	present(fe, map[string]bool{"amount": has(req.Amount)})
-	if has(req.Amount) && req.Amount.V.IsZero() {
+	requireFields(fe, map[string]bool{"amount": hasValue(req.Amount)})
+	if hasValue(req.Amount) && req.Amount.V.IsZero() {
 		fe.Add("amount", "must be greater than 0")
 	}
 	n.Amount = req.Amount.V
@@ -54,13 +54,13 @@ func toNewRefund(body []byte) (store.NewRefund, error) {
 	business.CheckText(fe, "reason", n.Reason, false, maxReason)
 	n.IssuedBy = strings.TrimSpace(req.IssuedBy.Value(""))
 	business.CheckText(fe, "issued_by", n.IssuedBy, false, maxBy)
-	if has(req.RefundMethod) {
+	if hasValue(req.RefundMethod) {
 		n.Method = strings.TrimSpace(req.RefundMethod.V)
 		if methods := business.PaymentTypes[1:]; !slices.Contains(methods, n.Method) { // not "None": money goes back somehow
 			fe.Add("refund_method", "must be one of: "+strings.Join(methods, ", "))
 		}
 	}
-	if has(req.Lines) {
+	if hasValue(req.Lines) {
 		if len(req.Lines.V) > business.MaxSaleLines {
 			fe.Add("lines", fmt.Sprintf("must have at most %d entries", business.MaxSaleLines))
 		}
@@ -76,11 +76,11 @@ func toNewRefund(body []byte) (store.NewRefund, error) {
 				}
 				continue
 			}
-			present(fe, map[string]bool{p + "sales_item_id": has(lr.SalesItemID), p + "quantity": has(lr.Quantity)})
-			if has(lr.Quantity) && lr.Quantity.V.IsZero() {
+			requireFields(fe, map[string]bool{p + "sales_item_id": hasValue(lr.SalesItemID), p + "quantity": hasValue(lr.Quantity)})
+			if hasValue(lr.Quantity) && lr.Quantity.V.IsZero() {
 				fe.Add(p+"quantity", "must be greater than 0")
 			}
-			if has(lr.SalesItemID) && int64(lr.SalesItemID.V) > business.MaxSaleLines {
+			if hasValue(lr.SalesItemID) && int64(lr.SalesItemID.V) > business.MaxSaleLines {
 				fe.Add(p+"sales_item_id", fmt.Sprintf("no line with id %d in this sale", lr.SalesItemID.V))
 			}
 			n.Lines = append(n.Lines, business.RefundLine{LineID: int(lr.SalesItemID.V), Quantity: lr.Quantity.V})
@@ -175,12 +175,12 @@ func adjustStock(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 		return s.refuseUnlessReplayed(w, r, acct, idem, err)
 	}
 	fe := business.FieldErrors{}
-	present(fe, map[string]bool{"quantity": has(req.Quantity), "reason": has(req.Reason)})
-	if has(req.Quantity) && req.Quantity.V.IsZero() {
+	requireFields(fe, map[string]bool{"quantity": hasValue(req.Quantity), "reason": hasValue(req.Reason)})
+	if hasValue(req.Quantity) && req.Quantity.V.IsZero() {
 		fe.Add("quantity", "must not be 0: send the change of stock, such as \"-2\" or \"10\"")
 	}
 	reason := strings.TrimSpace(req.Reason.Value(""))
-	if has(req.Reason) && !business.ValidAdjustmentReason(reason) {
+	if hasValue(req.Reason) && !business.ValidAdjustmentReason(reason) {
 		fe.Add("reason", "must be one of: "+strings.Join(business.AdjustmentReasons, ", "))
 	}
 	note := strings.TrimSpace(req.Note.Value(""))

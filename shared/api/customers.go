@@ -45,17 +45,7 @@ func getCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct busines
 }
 
 func addCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(s, w, r, acct, customerKind, toCustomer, s.store.CreateCustomer)
-}
-
-// toCustomer reads and validates an add-customer body.
-func toCustomer(body []byte) (business.Customer, error) {
-	var c business.Customer
-	req, err := decodeJSON[customerRequest](body)
-	if err != nil {
-		return c, err
-	}
-	return c, req.apply(&c)
+	return addRecord(s, w, r, acct, customerKind, applyToNew(decodeJSON[customerRequest]), s.store.CreateCustomer)
 }
 
 func editCustomer(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

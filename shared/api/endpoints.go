@@ -80,6 +80,17 @@ func pathEndpoint(r *http.Request) (string, error) {
 	return pathCode(r, "id", business.ValidEndpointID, errEndpointNotFound)
 }
 
+// pathEndpointWithoutBody reads the {id} path value of an action that takes
+// no fields: an id that cannot be an endpoint's is 404 before the body is
+// read, and a body with any field is 400.
+func pathEndpointWithoutBody(r *http.Request) (string, error) {
+	id, err := pathEndpoint(r)
+	if err != nil {
+		return "", err
+	}
+	return id, readNoFields(r)
+}
+
 func listEndpoints(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
 	q := parseList(r)
 	for name := range q.values {
@@ -97,11 +108,7 @@ func listEndpoints(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 }
 
 func addEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := decodeJSON[endpointRequest](body)
+	req, err := readJSON[endpointRequest](r)
 	if err != nil {
 		return err
 	}
@@ -136,11 +143,7 @@ func editEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := decodeJSON[endpointRequest](body)
+	req, err := readJSON[endpointRequest](r)
 	if err != nil {
 		return err
 	}
@@ -164,17 +167,14 @@ func editEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busine
 }
 
 func deleteEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathEndpoint(r)
+	id, err := pathEndpointWithoutBody(r)
 	if err != nil {
-		return err
-	}
-	if err := readNoFields(r); err != nil {
 		return err
 	}
 	if err := s.store.DeleteEndpoint(r.Context(), acct.ID, id); err != nil {
 		return err
 	}
-	return writeOK(w, "Webhook endpoint deleted", map[string]any{"webhook_endpoint": map[string]any{"id": id}})
+	return writeOK(w, "Webhook endpoint deleted", map[string]any{"webhook_endpoint": wire.Deleted{ID: id}})
 }
 
 // rotateRequest is the body of rotate-secret; the whole body may be absent.
@@ -237,11 +237,7 @@ func replayEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := decodeJSON[replayRequest](body)
+	req, err := readJSON[replayRequest](r)
 	if err != nil {
 		return err
 	}
@@ -268,8 +264,7 @@ func replayEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 	if err != nil {
 		return err
 	}
-	return writeOK(w, "Events queued for replay: "+strconv.Itoa(queued), map[string]any{
-		"queued": queued, "more": more, "next_since": wire.Nullable(last)})
+	return writeOK(w, "Events queued for replay: "+strconv.Itoa(queued), wire.Replay{More: more, NextSince: wire.Nullable(last), Queued: queued})
 }
 
 func listEndpointDeliveries(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -319,11 +314,8 @@ const EndpointTestMargin = 1500 * time.Millisecond
 // attempt: delivered, or failed without retries (redeliver sends it
 // again). It counts against the account's TestSendsPerMinute.
 func testEndpoint(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathEndpoint(r)
+	id, err := pathEndpointWithoutBody(r)
 	if err != nil {
-		return err
-	}
-	if err := readNoFields(r); err != nil {
 		return err
 	}
 	dbCtx, cancel := testSendContext(r.Context(), EndpointTestMargin)
@@ -384,11 +376,8 @@ const recordTimeout = 10 * time.Second
 // receivers that already have it can drop it). A disabled endpoint's
 // deliveries wait until it is enabled again.
 func redeliverEndpointDelivery(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	id, err := pathEndpoint(r)
+	id, err := pathEndpointWithoutBody(r)
 	if err != nil {
-		return err
-	}
-	if err := readNoFields(r); err != nil {
 		return err
 	}
 	eventID, err := pathCode(r, "event_id", business.ValidEventID, "Delivery not found")

@@ -25,8 +25,8 @@ func decodeExpense(body []byte) (expenseRequest, error) {
 		return req, err
 	}
 	fe := business.FieldErrors{}
-	present(fe, map[string]bool{"expense_type": has(req.ExpenseType), "expense_amount": has(req.Amount),
-		"payment_method": has(req.PaymentMethod), "created_by": has(req.CreatedBy)})
+	requireFields(fe, map[string]bool{"expense_type": hasValue(req.ExpenseType), "expense_amount": hasValue(req.Amount),
+		"payment_method": hasValue(req.PaymentMethod), "created_by": hasValue(req.CreatedBy)})
 	return req, fe.Err()
 }
 
@@ -60,17 +60,7 @@ func getExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business
 }
 
 func addExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(s, w, r, acct, expenseKind, toExpense, s.store.CreateExpense)
-}
-
-// toExpense reads and validates an add-expense body.
-func toExpense(body []byte) (business.Expense, error) {
-	var e business.Expense
-	req, err := decodeExpense(body)
-	if err != nil {
-		return e, err
-	}
-	return e, req.apply(&e)
+	return addRecord(s, w, r, acct, expenseKind, applyToNew(decodeExpense), s.store.CreateExpense)
 }
 
 func editExpense(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {

@@ -37,17 +37,7 @@ func listCategories(s *Server, w http.ResponseWriter, r *http.Request, acct busi
 }
 
 func addCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	return addRecord(s, w, r, acct, categoryKind, toCategory, s.store.CreateCategory)
-}
-
-// toCategory reads and validates an add-category body.
-func toCategory(body []byte) (business.Category, error) {
-	var c business.Category
-	req, err := decodeJSON[categoryRequest](body)
-	if err != nil {
-		return c, err
-	}
-	return c, req.apply(&c)
+	return addRecord(s, w, r, acct, categoryKind, applyToNew(decodeJSON[categoryRequest]), s.store.CreateCategory)
 }
 
 func editCategory(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
@@ -84,7 +74,7 @@ func (i *imageRequest) UnmarshalJSON(b []byte) error {
 	if err := decodeObject(b, &raw, "image."); err != nil {
 		return err
 	}
-	if !has(raw.URL) {
+	if !hasValue(raw.URL) {
 		return business.Errorf(business.EINVALID, "each image must be an object with an image_url")
 	}
 	i.URL = raw.URL.V
@@ -172,11 +162,11 @@ func toNewItem(body []byte) (store.NewItem, error) {
 		return n, err
 	}
 	fe := business.FieldErrors{}
-	present(fe, map[string]bool{"item_name": has(req.ItemName), "category_id": has(req.CategoryID), "item_price": has(req.ItemPrice)})
+	requireFields(fe, map[string]bool{"item_name": hasValue(req.ItemName), "category_id": hasValue(req.CategoryID), "item_price": hasValue(req.ItemPrice)})
 	if err := fe.Err(); err != nil {
 		return n, err
 	}
-	n.CodeGenerated = !has(req.ItemCode)
+	n.CodeGenerated = !hasValue(req.ItemCode)
 	n.Item.ItemCode = business.NewItemCode()
 	if !n.CodeGenerated {
 		n.Item.ItemCode = string(req.ItemCode.V)

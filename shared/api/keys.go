@@ -41,12 +41,8 @@ type apiKeyRequest struct {
 }
 
 func createAPIKey(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, err := readBody(r)
+	req, err := readJSON[apiKeyRequest](r)
 	if err != nil {
-		return err
-	}
-	var req apiKeyRequest
-	if err := decodeObject(body, &req, ""); err != nil {
 		return err
 	}
 	spec, err := business.NewKeySpec(req.Name, req.Scopes, req.Mode)
@@ -116,9 +112,9 @@ func clearTestData(s *Server, w http.ResponseWriter, r *http.Request, acct busin
 		remaining = true
 	}
 	if remaining {
-		return writeStatus(w, http.StatusAccepted, "Test data cleared; deleting the old records continues", map[string]any{"purge_complete": false})
+		return writeStatus(w, http.StatusAccepted, "Test data cleared; deleting the old records continues", wire.TestDataCleared{PurgeComplete: false})
 	}
-	return writeOK(w, "Test data cleared", map[string]any{"purge_complete": true})
+	return writeOK(w, "Test data cleared", wire.TestDataCleared{PurgeComplete: true})
 }
 
 // purgeBudget bounds the deletes one clear request makes, purgeTwins the

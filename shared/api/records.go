@@ -39,10 +39,34 @@ func byID(notFound string) func(*http.Request) (int64, error) {
 // validates it.
 type change[T any] interface{ apply(*T) error }
 
-// decodeJSON decodes an edit body strictly (see decodeObject).
+// decodeJSON decodes a request body strictly (see decodeObject).
 func decodeJSON[R any](body []byte) (R, error) {
 	var req R
 	return req, decodeObject(body, &req, "")
+}
+
+// applyToNew converts an add body: decoded by decode, then applied to a new,
+// empty record, which validates it.
+func applyToNew[R change[T], T any](decode func([]byte) (R, error)) func([]byte) (T, error) {
+	return func(body []byte) (T, error) {
+		var x T
+		req, err := decode(body)
+		if err != nil {
+			return x, err
+		}
+		return x, req.apply(&x)
+	}
+}
+
+// readJSON reads a request's body and decodes it strictly into R (see
+// readBody and decodeObject).
+func readJSON[R any](r *http.Request) (R, error) {
+	body, err := readBody(r)
+	if err != nil {
+		var req R
+		return req, err
+	}
+	return decodeJSON[R](body)
 }
 
 // addRecord answers an add: the body converted and validated (a refused body

@@ -30,12 +30,8 @@ type settingsRequest struct {
 }
 
 func updateSettings(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, err := readBody(r)
+	req, err := readJSON[settingsRequest](r)
 	if err != nil {
-		return err
-	}
-	var req settingsRequest
-	if err := decodeObject(body, &req, ""); err != nil {
 		return err
 	}
 	fe := business.FieldErrors{}

@@ -136,16 +136,5 @@ func RouteByFunction(name string) (Route, bool) {
 // getAuthenticate answers the authenticated probe with the caller's account
 // (its live id in both modes), whether the key is live, and the key itself.
 func getAuthenticate(_ *Server, w http.ResponseWriter, _ *http.Request, acct business.Account) error {
-	return writeOK(w, "Authenticated", map[string]any{
-		"account": map[string]any{
-			"id":             business.LiveID(acct.ID),
-			"name":           acct.Name,
-			"business_code":  acct.BusinessCode,
-			"currency":       acct.Currency,
-			"invoice_prefix": acct.InvoicePrefix,
-			"timezone":       acct.Timezone,
-		},
-		"livemode": acct.Livemode(),
-		"api_key":  wire.NewAPIKey(acct.Key),
-	})
+	return writeOK(w, "Authenticated", wire.NewAuthenticated(acct))
 }

@@ -45,9 +45,9 @@ type lineRequest struct {
 	Tax         Opt[money.Amount]   `json:"tax"`
 }
 
-// present reports, for each required field, whether the request has it with a
-// non-null value, recording the missing ones in fe.
-func present(fe business.FieldErrors, fields map[string]bool) {
+// requireFields records in fe each required field the request lacks: fields
+// maps a field's name to whether the request has it with a non-null value.
+func requireFields(fe business.FieldErrors, fields map[string]bool) {
 	for name, ok := range fields {
 		if !ok {
 			fe.Add(name, "is required")
@@ -55,7 +55,8 @@ func present(fe business.FieldErrors, fields map[string]bool) {
 	}
 }
 
-func has[T any](o Opt[T]) bool { return o.Set && !o.Null }
+// hasValue reports whether the request has the field with a non-null value.
+func hasValue[T any](o Opt[T]) bool { return o.Set && !o.Null }
 
 // decodeSale reads a sale request. add selects the add rules (edit requires
 // the description's six edit fields instead).
@@ -66,15 +67,15 @@ func decodeSale(body []byte, add bool) (saleRequest, []business.SaleLine, error)
 	}
 	fe := business.FieldErrors{}
 	if add {
-		present(fe, map[string]bool{
-			"customer_id": has(req.CustomerID), "sub_total_amount": has(req.SubTotal), "total_amount": has(req.Total),
-			"amount_paid": has(req.AmountPaid), "invoice_type": has(req.InvoiceType), "payment_type": has(req.PaymentType),
-			"due_date": has(req.DueDate),
+		requireFields(fe, map[string]bool{
+			"customer_id": hasValue(req.CustomerID), "sub_total_amount": hasValue(req.SubTotal), "total_amount": hasValue(req.Total),
+			"amount_paid": hasValue(req.AmountPaid), "invoice_type": hasValue(req.InvoiceType), "payment_type": hasValue(req.PaymentType),
+			"due_date": hasValue(req.DueDate),
 		})
 	} else {
-		present(fe, map[string]bool{
-			"invoice_code": has(req.InvoiceCode), "invoice_number": has(req.InvoiceNumber), "customer_id": has(req.CustomerID),
-			"sub_total_amount": has(req.SubTotal), "total_amount": has(req.Total), "amount_paid": has(req.AmountPaid),
+		requireFields(fe, map[string]bool{
+			"invoice_code": hasValue(req.InvoiceCode), "invoice_number": hasValue(req.InvoiceNumber), "customer_id": hasValue(req.CustomerID),
+			"sub_total_amount": hasValue(req.SubTotal), "total_amount": hasValue(req.Total), "amount_paid": hasValue(req.AmountPaid),
 		})
 		for name, o := range map[string]Opt[string]{"invoice_type": req.InvoiceType, "payment_type": req.PaymentType, "due_date": req.DueDate} {
 			if o.Null {
@@ -99,7 +100,7 @@ func decodeSale(body []byte, add bool) (saleRequest, []business.SaleLine, error)
 				}
 				continue
 			}
-			present(fe, map[string]bool{p + "item_name": has(lr.ItemName), p + "unit_price": has(lr.UnitPrice), p + "quantity": has(lr.Quantity)})
+			requireFields(fe, map[string]bool{p + "item_name": hasValue(lr.ItemName), p + "unit_price": hasValue(lr.UnitPrice), p + "quantity": hasValue(lr.Quantity)})
 			lines = append(lines, business.SaleLine{
 				ItemCode: strings.TrimSpace(lr.ItemCode.Value("")), ItemName: strings.TrimSpace(lr.ItemName.Value("")),
 				Description: strings.TrimSpace(lr.Description.Value("")), UnitPrice: lr.UnitPrice.Value(money.Zero),
@@ -113,23 +114,23 @@ func decodeSale(body []byte, add bool) (saleRequest, []business.SaleLine, error)
 // apply copies the fields the request lists onto s: absent keeps, null clears.
 func (req saleRequest) apply(s *business.Sale, lines []business.SaleLine, prefix string) error {
 	fe := business.FieldErrors{}
-	if has(req.InvoiceNumber) {
+	if hasValue(req.InvoiceNumber) {
 		num, ok := business.NormalizeInvoiceNumber(prefix, string(req.InvoiceNumber.V))
 		if !ok {
 			fe.Add("invoice_number", fmt.Sprintf("must be 6 digits (the first not 0), optionally as %s-123456", prefix))
 		}
 		s.InvoiceNumber = num
 	}
-	if has(req.CustomerID) {
+	if hasValue(req.CustomerID) {
 		s.CustomerID = int64(req.CustomerID.V)
 	}
-	if has(req.SubTotal) {
+	if hasValue(req.SubTotal) {
 		s.SubTotal = req.SubTotal.V
 	}
-	if has(req.Total) {
+	if hasValue(req.Total) {
 		s.Total = req.Total.V
 	}
-	if has(req.AmountPaid) {
+	if hasValue(req.AmountPaid) {
 		s.AmountPaid = req.AmountPaid.V
 	}
 	if req.Discount.Set {
@@ -183,12 +184,12 @@ func toNewSale(body []byte, prefix string) (store.NewSale, error) {
 	if err := req.apply(sale, lines, prefix); err != nil {
 		return ns, err
 	}
-	if !has(req.InvoiceCode) {
+	if !hasValue(req.InvoiceCode) {
 		sale.InvoiceCode, ns.CodeGenerated = business.NewInvoiceCode(), true
 	} else {
 		sale.InvoiceCode = string(req.InvoiceCode.V)
 	}
-	if !has(req.InvoiceNumber) {
+	if !hasValue(req.InvoiceNumber) {
 		sale.InvoiceNumber, _ = business.NormalizeInvoiceNumber(prefix, business.NewInvoiceCode())
 		ns.NumberGenerated = true
 	}

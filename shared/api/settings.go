@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -31,12 +30,8 @@ type webhookRequest struct {
 }
 
 func updateWebhook(s *Server, w http.ResponseWriter, r *http.Request, acct business.Account) error {
-	body, err := readBody(r)
+	req, err := readJSON[webhookRequest](r)
 	if err != nil {
-		return err
-	}
-	var req webhookRequest
-	if err := decodeObject(body, &req, ""); err != nil {
 		return err
 	}
 	fe := business.FieldErrors{}
@@ -95,17 +90,7 @@ func (s *Server) checkCallbackURL(u string) string {
 // empty, or {}. Anything else is 400 naming the unknown fields (415 when it
 // is not JSON, 413 when it is too large).
 func readNoFields(r *http.Request) error {
-	if r.ContentLength == 0 {
-		return nil
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	return decodeObject(body, &struct{}{}, "")
+	return readOptionalObject(r, &struct{}{})
 }
 
 // DeliveryJSON and DeliveryAttemptJSON are a delivery and its attempts as

@@ -353,7 +353,12 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID string, callbackURL
 			remove += ", callback_url"
 		}
 		// Guarded by the version read, so a concurrent change starts over.
-		cond := accountVersionCond(cur, vals)
+		cond := "attribute_exists(PK) AND (attribute_not_exists(version) OR version = :v)"
+		vals[":v"] = nInt(getInt(cur, "version"))
+		if _, ok := cur["version"]; !ok {
+			cond = "attribute_exists(PK) AND attribute_not_exists(version)"
+			delete(vals, ":v")
+		}
 		actions = append([]txItem{{action: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.table), Key: accountKey(accountID),
 			UpdateExpression: aws.String(set + remove), ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals,

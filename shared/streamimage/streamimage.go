@@ -28,6 +28,16 @@ func LambdaRecord(r st.Record) events.DynamoDBEventRecord {
 	return rec
 }
 
+// InsertedType returns the type of the item a stream record inserts ("" for
+// any other record), which decides the function that takes it.
+func InsertedType(r events.DynamoDBEventRecord) string {
+	t, ok := r.Change.NewImage["type"]
+	if r.EventName != "INSERT" || !ok || t.DataType() != events.DataTypeString {
+		return ""
+	}
+	return t.String()
+}
+
 // LambdaImage converts the Streams API's attribute values into the events
 // package's, as Lambda would deliver them.
 func LambdaImage(img map[string]st.AttributeValue) map[string]events.DynamoDBAttributeValue {

@@ -44,3 +44,24 @@ func TestRecordWithoutChange(t *testing.T) {
 		t.Fatalf("record %+v", rec)
 	}
 }
+
+// An insert answers its item's type; a modification, an insert without a
+// type, or one whose type is not a string answers "".
+func TestInsertedType(t *testing.T) {
+	withType := func(name string, v events.DynamoDBAttributeValue) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventName: name, Change: events.DynamoDBStreamRecord{
+			NewImage: map[string]events.DynamoDBAttributeValue{"type": v}}}
+	}
+	if got := streamimage.InsertedType(withType("INSERT", events.NewStringAttribute("figures"))); got != "figures" {
+		t.Errorf("insert of figures: %q", got)
+	}
+	if got := streamimage.InsertedType(withType("MODIFY", events.NewStringAttribute("figures"))); got != "" {
+		t.Errorf("modify: %q", got)
+	}
+	if got := streamimage.InsertedType(withType("INSERT", events.NewNumberAttribute("1"))); got != "" {
+		t.Errorf("number type: %q", got)
+	}
+	if got := streamimage.InsertedType(events.DynamoDBEventRecord{EventName: "INSERT"}); got != "" {
+		t.Errorf("no type: %q", got)
+	}
+}

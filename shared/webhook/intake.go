@@ -15,27 +15,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// insertOf returns the type of the item a stream record inserts ("" for
-// any other record).
-func insertOf(r events.DynamoDBEventRecord) string {
-	t, ok := r.Change.NewImage["type"]
-	if r.EventName != "INSERT" || !ok || t.DataType() != events.DataTypeString {
-		return ""
-	}
-	return t.String()
-}
-
 // IsPaymentInsert reports whether a stream record is the insertion of a
 // payment or a refund, each announced to the account's callback URL.
 func IsPaymentInsert(r events.DynamoDBEventRecord) bool {
-	t := insertOf(r)
+	t := streamimage.InsertedType(r)
 	return t == "payment" || t == "refund"
 }
 
 // IsEventInsert reports whether a stream record is the insertion of an
 // event, delivered to each of the account's webhook endpoints that
 // subscribes to its type.
-func IsEventInsert(r events.DynamoDBEventRecord) bool { return insertOf(r) == "event" }
+func IsEventInsert(r events.DynamoDBEventRecord) bool { return streamimage.InsertedType(r) == "event" }
 
 // Streamed reports whether a stream record is one HandleStream takes: a
 // payment, refund or event insert, exactly what the template's filter lets

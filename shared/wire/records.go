@@ -179,14 +179,17 @@ func Nullable(s string) *string {
 	return &s
 }
 
-func NewSale(s business.Sale) Sale {
-	var voided *string
-	if !s.VoidedAt.IsZero() {
-		v := s.VoidedAt.Format(business.TimeFormat)
-		voided = &v
+// voidedAt is when s was voided, null while it stands.
+func voidedAt(s business.Sale) *string {
+	if s.VoidedAt.IsZero() {
+		return nil
 	}
+	return Nullable(s.VoidedAt.Format(business.TimeFormat))
+}
+
+func NewSale(s business.Sale) Sale {
 	return Sale{
-		AmountRefunded: s.AmountRefunded, VoidReason: Nullable(s.VoidReason), VoidedAt: voided,
+		AmountRefunded: s.AmountRefunded, VoidReason: Nullable(s.VoidReason), VoidedAt: voidedAt(s),
 		ID: s.ID, InvoiceCode: json.Number(s.InvoiceCode), InvoiceNumber: s.InvoiceNumber,
 		CustomerID: strconv.FormatInt(s.CustomerID, 10), SubTotal: s.SubTotal, Total: s.Total,
 		AmountPaid: s.AmountPaid, Discount: s.Discount, InvoiceType: s.InvoiceType,
@@ -253,15 +256,20 @@ type Refund struct {
 	CreatedAt    string       `json:"created_at"`
 }
 
-func NewRefund(r business.Refund) Refund {
+// refundLines returns the lines of r, the goods it took back ([] when none).
+func refundLines(r business.Refund) []RefundLine {
 	lines := make([]RefundLine, len(r.Lines))
 	for i, l := range r.Lines {
 		lines[i] = RefundLine{SalesItemID: l.LineID, ItemCode: Nullable(l.ItemCode), Quantity: l.Quantity}
 	}
+	return lines
+}
+
+func NewRefund(r business.Refund) Refund {
 	at := r.RefundedAt.Format(business.TimeFormat)
 	return Refund{
 		RefundID: r.RefundID, InvoiceCode: r.InvoiceCode, Amount: r.Amount, Reason: Nullable(r.Reason),
-		RefundMethod: r.Method, IssuedBy: Nullable(r.IssuedBy), Lines: lines, RefundedAt: at, CreatedAt: at,
+		RefundMethod: r.Method, IssuedBy: Nullable(r.IssuedBy), Lines: refundLines(r), RefundedAt: at, CreatedAt: at,
 	}
 }
 

@@ -19,8 +19,7 @@ import (
 // change's report figures: exactly what the apply-report-figures function's
 // filter lets through (and the devserver's poller too).
 func IsFiguresInsert(r events.DynamoDBEventRecord) bool {
-	t, ok := r.Change.NewImage["type"]
-	return r.EventName == "INSERT" && ok && t.DataType() == events.DataTypeString && t.String() == store.FiguresType
+	return streamimage.InsertedType(r) == store.FiguresType
 }
 
 // applyAccounts is how many accounts' figures one batch applies at once.
