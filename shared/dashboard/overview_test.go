@@ -72,10 +72,10 @@ func TestOverviewShowsTheMonthTheDaysAndWhatIsOwed(t *testing.T) {
 // 8 DynamoDB calls in at most 3 sequential round trips (counted by SDK
 // middleware: the session, then the account beside the reports' sums, then
 // the debtors' names; one more of each within the settle time of a debt's
-// write, when the debts are read again), and once the changes are applied its figures are the
-// API reports' for the same dates: this month and last month, the last 30
-// days, receivables in every bucket with the customers' current names, and
-// the stock alerts.
+// write, when the debts are read again), and once the changes are applied
+// its figures are the API reports' for the same dates: this month and last
+// month, the last 30 days, receivables in every bucket with the customers'
+// current names, and the stock alerts.
 func TestOverviewCostAndFigures(t *testing.T) {
 	var calls atomic.Int64
 	var spans store.Calls
