@@ -25,7 +25,7 @@ import (
 // too. As the deliver-webhooks mapping hands them: batches of at most its
 // BatchSize, each key's records in order, one batch of a key at a time.
 func TestPollerHandsAShardInLanes(t *testing.T) {
-	s, cfg := testdb.NewStore(t)
+	s, cfg := testdb.NewStreamStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := DeliverWebhooks

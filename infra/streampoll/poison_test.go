@@ -39,7 +39,7 @@ import (
 // twin's in front of the live ones.
 func retiredTwinThenLive(t *testing.T, url string) (*store.Store, business.Account, string, []st.Record) {
 	t.Helper()
-	s, cfg := testdb.NewStore(t)
+	s, cfg := testdb.NewStreamStore(t)
 	ctx := context.Background()
 	a, liveKey := testdb.NewAccount(t, s, "Shop", "SHOPPOISON")
 	if err := s.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: url}); err != nil {
@@ -235,7 +235,7 @@ func TestRetiredTwinHoldsNoFigures(t *testing.T) {
 // BisectBatchOnFunctionError does until the record is alone, skips it after
 // its retries, and every other record is handled, none skipped with it.
 func TestPollerBisectsAndSkipsOnlyThePoison(t *testing.T) {
-	s, cfg := testdb.NewStore(t)
+	s, cfg := testdb.NewStreamStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, key := testdb.NewAccount(t, s, "Shop", "SHOPBISECT")

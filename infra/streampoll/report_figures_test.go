@@ -32,7 +32,7 @@ func waitingFigures(t *testing.T, st *store.Store, account string) []map[string]
 // with a report, the consumer and a stale copy of the waiting items all
 // applying the same changes at once, each change is counted exactly once.
 func TestReportFiguresFromTheStream(t *testing.T) {
-	st, cfg := testdb.NewStore(t)
+	st, cfg := testdb.NewStreamStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, key := testdb.NewAccount(t, st, "Shop", "SHOPFIG")

@@ -57,7 +57,7 @@ func shopAPI(t *testing.T, st *store.Store, accountID, key, url string) func(pat
 // than MaximumRetryAttempts; the poller hands them again, as Lambda does with
 // ReportBatchItemFailures, until every payment has its delivery.
 func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
-	st, cfg := testdb.NewStore(t)
+	st, cfg := testdb.NewStreamStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	quiet := testdb.Quiet()
@@ -135,7 +135,7 @@ func TestPollerNeverSkipsAFailedRecord(t *testing.T) {
 // records their deliveries, with the webhook-ids the stream would have given,
 // and every webhook arrives once; a second sweep finds nothing to do.
 func TestSkippedBatchDeliveredBySweep(t *testing.T) {
-	st, cfg := testdb.NewStore(t)
+	st, cfg := testdb.NewStreamStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	quiet := testdb.Quiet()

@@ -78,10 +78,10 @@ func TestModel(t *testing.T) {
 	})
 }
 
-// sequencesPerTable is how many sequences share one table: DynamoDB Local
-// slows down as one table fills (a backlog step alone writes hundreds of
-// changes), so a long run (make check-model) moves to a fresh table, and
-// drops the old one, every so many sequences.
+// sequencesPerTable is how many sequences share one table: a long run
+// (make check-model) moves to a fresh table, and drops the old one, every so
+// many sequences, so no table holds more than a few sequences' writes (a
+// backlog step alone writes hundreds of changes).
 const sequencesPerTable = 25
 
 // freshTables returns what gives each sequence its env: the same one for

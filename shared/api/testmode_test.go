@@ -482,7 +482,7 @@ func TestTestModeWebhooks(t *testing.T) {
 	// Not parallel: the stream poller and dispatcher need DynamoDB Local's
 	// stream reads, which the package's parallel tests slow past any
 	// reasonable wait on a 2-core machine.
-	st, cfg := testdb.NewStore(t)
+	st, cfg := testdb.NewStreamStore(t)
 	acct, key := testdb.NewAccount(t, st, "Hook Shop", "HOOK01")
 	svc := webhook.NewService(st, webhook.NewSender(true), []time.Duration{time.Hour}, testdb.Quiet())
 	ctx, cancel := context.WithCancel(context.Background())

@@ -27,6 +27,7 @@ import (
 // test ends.
 func (b *board) deliverWebhooks() {
 	b.t.Helper()
+	testdb.EnableStream(b.t, b.st)
 	// The stream's and the dispatcher's log, shown when the test fails.
 	var logs testdb.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -53,31 +53,38 @@ func (s *Store) EnsureTable(ctx context.Context) error {
 	out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
 	var nf *types.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		if _, err := s.db.CreateTable(ctx, TableDefinition(s.table)); err != nil {
-			var inUse *types.ResourceInUseException
-			if !errors.As(err, &inUse) {
-				return fmt.Errorf("create table %s: %w", s.table, err)
-			}
-		}
-		w := dynamodb.NewTableExistsWaiter(s.db, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 100 * time.Millisecond })
-		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)}, time.Minute); err != nil {
-			return fmt.Errorf("wait for table %s: %w", s.table, err)
-		}
-		_, err = s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-			TableName: aws.String(s.table),
-			TimeToLiveSpecification: &types.TimeToLiveSpecification{
-				AttributeName: aws.String(TTLAttribute), Enabled: aws.Bool(true),
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("enable ttl on %s: %w", s.table, err)
-		}
-		return nil
+		return s.CreateTable(ctx, TableDefinition(s.table))
 	}
 	if err != nil {
 		return fmt.Errorf("describe table %s: %w", s.table, err)
 	}
 	return s.addMissingIndexes(ctx, out.Table)
+}
+
+// CreateTable creates the store's table as def describes (def names it),
+// waits until it is active and turns its time to live on. A table created
+// meanwhile by another process is waited for alike.
+func (s *Store) CreateTable(ctx context.Context, def *dynamodb.CreateTableInput) error {
+	if _, err := s.db.CreateTable(ctx, def); err != nil {
+		var inUse *types.ResourceInUseException
+		if !errors.As(err, &inUse) {
+			return fmt.Errorf("create table %s: %w", s.table, err)
+		}
+	}
+	w := dynamodb.NewTableExistsWaiter(s.db, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 100 * time.Millisecond })
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)}, time.Minute); err != nil {
+		return fmt.Errorf("wait for table %s: %w", s.table, err)
+	}
+	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(s.table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(TTLAttribute), Enabled: aws.Bool(true),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("enable ttl on %s: %w", s.table, err)
+	}
+	return nil
 }
 
 // addMissingIndexes adds to an existing table (the devserver's, kept in

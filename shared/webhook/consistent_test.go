@@ -37,7 +37,7 @@ import (
 // disable or a rotation applies to the next one).
 func TestLossyReadsAreConsistent(t *testing.T) {
 	var rec testdb.Requests
-	st, cfg := testdb.NewStore(t, rec.Option())
+	st, cfg := testdb.NewStreamStore(t, rec.Option())
 	a, key := testdb.NewAccount(t, st, "Shop", "SHOPCR")
 	in := newInbox(t)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -38,7 +38,7 @@ type endpointShop struct {
 // Service before it runs. Everything stops when the test ends.
 func newEndpointShop(t *testing.T, schedule []time.Duration, adjust func(*webhook.Service)) *endpointShop {
 	t.Helper()
-	st, cfg := testdb.NewStore(t)
+	st, cfg := testdb.NewStreamStore(t)
 	a, key := testdb.NewAccount(t, st, "Shop", "SHOPEP")
 	svc := webhook.NewService(st, webhook.NewSender(true), schedule, testdb.Quiet())
 	if adjust != nil {

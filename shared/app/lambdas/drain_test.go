@@ -52,7 +52,7 @@ type drainShop struct {
 // test needs before the sale.
 func newDrainShop(t *testing.T, extra func(*store.Store, business.Account), optFns ...func(*dynamodb.Options)) drainShop {
 	t.Helper()
-	s, cfg := testdb.NewStore(t, optFns...)
+	s, cfg := testdb.NewStreamStore(t, optFns...)
 	ctx := context.Background()
 	a, key := testdb.NewAccount(t, s, "Drain Shop", "DRAIN1")
 	if err := s.SetWebhook(ctx, a.ID, business.Webhook{CallbackURL: "https://hooks.example.com/pay", CallbackSecret: "drain-secret-123456"}); err != nil {
