@@ -69,7 +69,15 @@ func setModelChecks(t *testing.T, def int) {
 	}
 }
 
+// modelChecks runs one model test at a time, beside the package's other
+// tests: rapid takes its count from the process-wide -rapid.checks flag,
+// which each model test sets for its own run.
+var modelChecks sync.Mutex
+
 func TestModel(t *testing.T) {
+	t.Parallel()
+	modelChecks.Lock()
+	defer modelChecks.Unlock()
 	setModelChecks(t, modelSequences)
 	tables := freshTables(t)
 	rapid.Check(t, func(rt *rapid.T) {
@@ -107,6 +115,9 @@ func freshTables(t *testing.T) func() (*env, *fakeClock) {
 // path (API Gateway v2 events into each route's function), so local and
 // Lambda behaviour cannot drift apart.
 func TestModelLambda(t *testing.T) {
+	t.Parallel()
+	modelChecks.Lock()
+	defer modelChecks.Unlock()
 	setModelChecks(t, modelSequences/3)
 	tables := freshTables(t)
 	var lc *lambdaCaller

@@ -30,6 +30,7 @@ import (
 // Requests that break the document on purpose (bad input) are expected;
 // only response violations count.
 func TestOpenAPIConformance(t *testing.T) {
+	t.Parallel()
 	prism := "../../infra/conformance/node_modules/.bin/prism"
 	if _, err := os.Stat(prism); err != nil {
 		t.Fatalf("Prism is not installed: run make deps (%v)", err)
