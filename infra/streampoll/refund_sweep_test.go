@@ -24,7 +24,7 @@ import (
 // with its own webhook-id and payload; they arrive once, and a second sweep
 // records nothing.
 func TestSweepRecordsRefundDelivery(t *testing.T) {
-	st, _ := testdb.NewStreamStore(t)
+	st, _ := testdb.NewStore(t)
 	ctx := context.Background()
 	a, key := testdb.NewAccount(t, st, "Shop", "SHOP1")
 	var mu sync.Mutex

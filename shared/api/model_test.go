@@ -69,15 +69,12 @@ func setModelChecks(t *testing.T, def int) {
 	}
 }
 
-// modelChecks runs one model test at a time, beside the package's other
-// tests: rapid takes its count from the process-wide -rapid.checks flag,
-// which each model test sets for its own run.
-var modelChecks sync.Mutex
-
+// TestModel runs beside the package's other parallel tests. TestModelLambda
+// stays sequential: rapid takes its count from the process-wide
+// -rapid.checks flag, which each model test sets for its own run, and the
+// sequential tests end before any parallel one goes on.
 func TestModel(t *testing.T) {
 	t.Parallel()
-	modelChecks.Lock()
-	defer modelChecks.Unlock()
 	setModelChecks(t, modelSequences)
 	tables := freshTables(t)
 	rapid.Check(t, func(rt *rapid.T) {
@@ -115,9 +112,6 @@ func freshTables(t *testing.T) func() (*env, *fakeClock) {
 // path (API Gateway v2 events into each route's function), so local and
 // Lambda behaviour cannot drift apart.
 func TestModelLambda(t *testing.T) {
-	t.Parallel()
-	modelChecks.Lock()
-	defer modelChecks.Unlock()
 	setModelChecks(t, modelSequences/3)
 	tables := freshTables(t)
 	var lc *lambdaCaller
