@@ -49,10 +49,10 @@ dev: run-deps
 ## their own (shared/testdb): one shared by the whole run answered about 4
 ## times slower by its end (the tables and streams of the packages before),
 ## and its stalls failed whichever package came last. The race detector
-## watches the packages whose own code runs side by side (RACE_PACKAGES: the
-## store's parallel reads, the webhook dispatcher and its leases, the stream
-## poller's lanes); the others' tests run without it, in two thirds of the
-## time. test-race runs every package under it.
+## watches the packages built around concurrency (RACE_PACKAGES: the store's
+## parallel reads, the webhook dispatcher and its leases, the stream poller's
+## lanes); the others' tests, which mostly wait on DynamoDB Local, run
+## without it in two thirds of the time. test-race runs every package under it.
 RACE_PACKAGES := bizdata/shared/store bizdata/shared/webhook bizdata/infra/streampoll
 test: test-deps
 	env -u DYNAMODB_ENDPOINT $(GO) test -race -count=1 -timeout 10m $(RACE_PACKAGES)
