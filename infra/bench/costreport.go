@@ -125,7 +125,8 @@ func (b *bench) costReport(rows []costRow, withLines, withBody int) error {
 	}
 	b.printf("| index entries carrying sale lines (every index, for the items the 100-line add and edit wrote) | %d | 0 | %s |\n", withLines, verdict(withLines == 0))
 	b.printf("| index entries carrying an event body (every index, for the items the 100-line add and edit wrote) | %d | 0 | %s |\n\n", withBody, verdict(withBody == 0))
-	b.itemWrites([]costRow{add3, edit3})
+	b.itemWrites("The typical sale's writes", []costRow{add3, edit3})
+	b.itemWrites("The notice schedule's and the invoice links' writes (a sale unpaid and paid, edits that move its next notice or not, its link made, replaced and revoked)", invoiceCostRows(rows))
 	b.eventSizes([]costRow{row("add-customer", "`/api/v1/customers/add`"), add3, edit3, add100, edit100})
 	if path := os.Getenv("BENCH_COST_JSON"); path != "" {
 		return writeCostBefore(path, rows)
@@ -178,9 +179,9 @@ func eventTypeOf(it item) string {
 }
 
 // itemWrites reports, item by item, what rows' requests wrote and what
-// each write cost by AWS's rules.
-func (b *bench) itemWrites(rows []costRow) {
-	b.printf("The typical sale's writes item by item, by AWS's rules (a transaction's counted twice; an index's WCU per index the item entered, left, moved in or changed in):\n\n")
+// each write cost by AWS's rules, under a caption beginning with what.
+func (b *bench) itemWrites(what string, rows []costRow) {
+	b.printf("%s item by item, by AWS's rules (a transaction's counted twice; an index's WCU per index the item entered, left, moved in or changed in):\n\n", what)
 	b.printf("| request | call | item | table WCU | index WCU |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		for _, c := range r.calls {

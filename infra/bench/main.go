@@ -1,7 +1,8 @@
 // Command bench measures the product's performance claims against DynamoDB
 // Local in one run and writes them to docs/benchmarks.md (make bench):
 // DynamoDB round trips per request for every endpoint, items read per item
-// returned for every list filter and by each report, handler overhead
+// returned for every list filter and by each report, what the hosted invoice
+// page and the PDFs read and take against a get-sale, handler overhead
 // through the Lambda adapter, cold start and each function's init, webhook
 // latency and throughput.
 //
@@ -66,6 +67,7 @@ func run() error {
 		{"round trips", "## DynamoDB round trips per request", b.roundTrips},
 		{"items read", "## Items read per item returned", b.itemsRead},
 		{"events", "## Items read per item returned: events feed", b.eventsRead},
+		{"invoices", "## Invoice page and PDF", b.invoicePages},
 		{"handler overhead", "## Handler overhead", b.handlerOverhead},
 		{"create floor", "## Creates against the floor", b.createFloor},
 		{"throughput", "## Throughput", b.throughput},

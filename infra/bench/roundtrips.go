@@ -63,6 +63,9 @@ func (b *bench) roundTrips() error {
 	if err := b.keyTrips(covered); err != nil {
 		return fmt.Errorf("api keys: %w", err)
 	}
+	if err := b.invoiceTrips(covered); err != nil {
+		return fmt.Errorf("invoice links and PDFs: %w", err)
+	}
 	for _, r := range api.Routes {
 		if !covered[r.Function] {
 			return fmt.Errorf("route %s has no benchmark request", r.Function)

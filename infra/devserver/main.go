@@ -38,6 +38,7 @@ import (
 	"bizdata/shared/app/lambdas"
 	"bizdata/shared/business"
 	"bizdata/shared/dashboard"
+	"bizdata/shared/hosted"
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
 )
@@ -125,7 +126,8 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	apiServer := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
 	board := dashboard.New(st, apiServer, log, dashboard.Config{PlainHTTP: true, SignUp: os.Getenv("DASHBOARD_SIGNUP") != "off"})
 	srv := &http.Server{
-		Handler:           withDashboard(board.Handler(dashboard.Routes), demo.keepRotatedKey(apiServer.Handler(api.Routes))),
+		Handler: withDashboard(board.Handler(dashboard.Routes),
+			withHosted(hosted.NewServer(st, log), demo.keepRotatedKey(apiServer.Handler(api.Routes)))),
 		ReadHeaderTimeout: timeouts.readHeader,
 		ReadTimeout:       timeouts.read,
 		WriteTimeout:      timeouts.write,
@@ -133,6 +135,9 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	fmt.Fprintf(out, "\nBusiness data API on http://%s  (table %s on %s)\nDemo account %s\nAPI key: %s\nTest API key: %s  (acts on the demo account's test data)\n",
 		ln.Addr(), cfg.TableName, cfg.Endpoint, demo.AccountID, demo.APIKey, demo.TestAPIKey)
+	if err := startNotices(bg, st, log, "http://"+ln.Addr().String()); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "\nDashboard on http://%s/dashboard\nSign in as %s with the password %s\n\n", ln.Addr(), demo.OwnerEmail, demo.OwnerPassword)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -391,6 +396,52 @@ func ensureDemoOwner(ctx context.Context, st *store.Store, d *demoAccount) error
 
 // withDashboard sends /dashboard and everything under it to board, and
 // every other request to the API, as the HTTP API's routes do on AWS.
+// withHosted serves the public invoice routes as their functions do, and
+// everything else (another path under /invoices/ too) as the API does, as
+// the HTTP API's routes and its $default route split them.
+func withHosted(srv *hosted.Server, apiHandler http.Handler) http.Handler {
+	public := srv.Handler(hosted.Routes).(*http.ServeMux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := public.Handler(r); pattern != "" && r.Method == http.MethodGet {
+			public.ServeHTTP(w, r)
+			return
+		}
+		apiHandler.ServeHTTP(w, r)
+	})
+}
+
+// startNotices plays the send-notices function's schedule: a notices run
+// every NoticeEvery. Reminders go to SMTP_ADDR (Mailpit, which make dev
+// starts); links point at PUBLIC_BASE_URL, by default this server.
+func startNotices(ctx context.Context, st *store.Store, log *slog.Logger, self string) error {
+	if os.Getenv("PUBLIC_BASE_URL") == "" {
+		os.Setenv("PUBLIC_BASE_URL", self)
+	}
+	runner, err := lambdas.NoticeRunner(ctx, st, log)
+	if err != nil {
+		return err
+	}
+	go func() {
+		t := time.NewTicker(noticeEvery)
+		defer t.Stop()
+		for {
+			if _, err := runner.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("notices run failed", "error", err.Error())
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return nil
+}
+
+// noticeEvery is how often the devserver runs the notices (the deployed
+// schedule runs every 5 minutes).
+var noticeEvery = 10 * time.Second
+
 func withDashboard(board, apiHandler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/dashboard" || strings.HasPrefix(r.URL.Path, "/dashboard/") {

@@ -35,18 +35,28 @@ func newLambdaCaller(t testing.TB, e *env) *lambdaCaller { return newLambdaCalle
 // for keyTTL as warm functions do.
 func newLambdaCallerTTL(t testing.TB, st *store.Store, keyTTL time.Duration) *lambdaCaller {
 	srv := api.NewServer(st, testdb.Quiet(), keyTTL)
-	c := &lambdaCaller{t: t, routes: http.NewServeMux(), fns: map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){}}
+	c := newEmptyLambdaCaller(t)
 	for _, rt := range api.Routes {
-		name := rt.Function
-		c.routes.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, _ *http.Request) { w.Header().Set("Function", name) })
-		h, err := lambdas.FunctionHandler(srv, name)
+		h, err := lambdas.FunctionHandler(srv, rt.Function)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.fns[name] = app.LambdaHandler(h)
+		c.serve(rt.Function, rt.Method, rt.Path, h)
 	}
 	c.fns[api.DefaultFunction] = app.LambdaHandler(srv.FallbackHandler())
 	return c
+}
+
+// newEmptyLambdaCaller is a lambdaCaller of no route yet.
+func newEmptyLambdaCaller(t testing.TB) *lambdaCaller {
+	return &lambdaCaller{t: t, routes: http.NewServeMux(), fns: map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){}}
+}
+
+// serve has the function name, whose handler is h, serve the route of
+// method and path.
+func (c *lambdaCaller) serve(name, method, path string, h http.Handler) {
+	c.routes.HandleFunc(method+" "+path, func(w http.ResponseWriter, _ *http.Request) { w.Header().Set("Function", name) })
+	c.fns[name] = app.LambdaHandler(h)
 }
 
 // function returns the function API Gateway would invoke for method and path.

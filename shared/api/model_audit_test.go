@@ -118,6 +118,7 @@ func (m *model) feedRebuilds(a *mAccount) {
 		sale      string
 	}
 	rebuilt := map[string]latest{} // "<type>/<id>"
+	var notices []map[string]any   // sale.reminder_sent and sale.overdue
 	since := business.EventIDAt(time.Now().Add(-24 * time.Hour))
 	cursor := ""
 	for {
@@ -131,6 +132,9 @@ func (m *model) feedRebuilds(a *mAccount) {
 			ev := x.(map[string]any)
 			if ev["livemode"] != a.live { // every event of a test twin says so, and none of a live book
 				m.t.Fatalf("an event of a book with livemode %v: %s", a.live, canonical(ev))
+			}
+			if ev["type"] == business.EventSaleReminderSent || ev["type"] == business.EventSaleOverdue {
+				notices = append(notices, ev)
 			}
 			res := ev["resource"].(map[string]any)
 			switch res["type"] {
@@ -160,6 +164,7 @@ func (m *model) feedRebuilds(a *mAccount) {
 		}
 		cursor = next
 	}
+	m.checkNoticeEvents(a, notices)
 	check := func(k, path string) {
 		got, ok := rebuilt[k]
 		delete(rebuilt, k)

@@ -271,6 +271,7 @@ func (m *model) putSettings(a *mAccount, body map[string]any, bad string) {
 			m.t.Fatalf("settings %v at %s: %s: %s", body, m.clk.now().Format(time.RFC3339Nano), msg, r.raw)
 		}
 		a.tz = got
+		unsure(a)
 	}
 	m.checkSettings(a, r, "Settings updated")
 }

@@ -35,7 +35,11 @@ func drawText(t *rapid.T, label string, max int) (string, bool) {
 func (m *model) addCustomer(t *rapid.T) {
 	a := m.drawAccount(t)
 	name, ok := drawText(t, "name", 200)
-	r := m.create(t, a, "/api/v1/customers/add", map[string]any{"name": name})
+	body := map[string]any{"name": name}
+	if rapid.Bool().Draw(t, "email") { // of the next id: the address is the customer's alone
+		body["email"] = customerEmail(a, a.lastID["customer"]+1, 0)
+	}
+	r := m.create(t, a, "/api/v1/customers/add", body)
 	if r.code == -1 {
 		return
 	}
@@ -56,7 +60,7 @@ func (m *model) addCustomer(t *rapid.T) {
 // its id.
 func (m *model) keepCustomer(a *mAccount, r reply) int64 {
 	c, id := m.newRecord(a, r, "customers", "customer")
-	a.customers[id] = &mCustomer{id: id, name: c["name"].(string), created: c["created_at"].(string)}
+	a.customers[id] = &mCustomer{id: id, name: c["name"].(string), email: strOrEmpty(c["email"]), created: c["created_at"].(string)}
 	return id
 }
 
@@ -98,7 +102,7 @@ func (m *model) concurrentEdits(t *rapid.T) {
 		return
 	}
 	n := rapid.IntRange(0, 1<<20).Draw(t, "n")
-	email, phone := fmt.Sprintf("c%d@example.com", n), fmt.Sprintf("0%d", n)
+	email, phone := customerEmail(a, id, n), fmt.Sprintf("0%d", n)
 	path := fmt.Sprintf("/api/v1/customers/%d", id)
 	var wg sync.WaitGroup
 	var r1, r2 reply

@@ -71,6 +71,10 @@ func (m *model) addSale(t *rapid.T) {
 	payType := rapid.SampledFrom(payTypes).Draw(t, "payType")
 	body := map[string]any{"customer_id": custID, "sub_total_amount": sub, "total_amount": sentTotal, "amount_paid": paid,
 		"invoice_type": typ, "payment_type": payType, "due_date": due, "items": lines}
+	reminder := m.drawReminder(t)
+	if reminder != "" {
+		body["reminder_date"] = reminder
+	}
 	if code != "" {
 		body["invoice_code"] = code
 	}
@@ -119,7 +123,7 @@ func (m *model) addSale(t *rapid.T) {
 		m.t.Fatalf("payments %v for amount_paid %s", pays, paid)
 	}
 	ms := m.keepNewSale(a, r, &mSale{invoiceType: typ, status: status, dueDate: due, customer: custID, sub: sub, total: total,
-		paid: paid, payments: len(pays), lines: mlines, sent: lines, payType: payType})
+		paid: paid, payments: len(pays), lines: mlines, sent: lines, payType: payType, reminder: reminder})
 	if code != "" && ms.code != code {
 		m.t.Fatalf("invoice_code %s, want %s", ms.code, code)
 	}
@@ -167,6 +171,7 @@ func (m *model) keepNewSale(a *mAccount, r reply, s *mSale) *mSale {
 			m.t.Fatalf("first payment's method %v, want the sale's payment_type %s: %s", p["payment_method"], s.payType, r.raw)
 		}
 	}
+	s.sure = m.sureReminder(a, s)
 	a.bookNewSale(s)
 	a.sales[s.code] = s
 	a.numbers[s.number] = true
@@ -320,6 +325,7 @@ func (m *model) editSale(t *rapid.T) {
 		s.status = business.DeriveStatus(s.paid, s.total)
 	case "customer":
 		s.customer = body["customer_id"].(int64)
+		s.sure = false // the new customer's email, or none
 	case "number":
 		delete(a.numbers, s.number)
 		s.number = got["invoice_number"].(string)
@@ -329,6 +335,7 @@ func (m *model) editSale(t *rapid.T) {
 		a.book(mFact{at: parseStamp(s.created), invoiced: cents(total) - cents(s.total)})
 		s.lines, s.sent, s.sub, s.total = newLines, sent, sub, total
 		s.status = business.DeriveStatus(s.paid, s.total)
+		s.sure = false // a paid sale may ask for money again
 	}
 	if msg := checkSale(s, r); msg != "" {
 		m.t.Fatalf("edit %s: %s: %s", op, msg, r.raw)
@@ -353,6 +360,10 @@ func checkSale(s *mSale, r reply) string {
 		return fmt.Sprintf("model: %d lines", len(s.lines))
 	case s.void != (got["voided_at"] != nil):
 		return fmt.Sprintf("model: void %v", s.void)
+	case got["invoice_link_active"] != (s.link != ""):
+		return fmt.Sprintf("model: invoice link active %v", s.link != "")
+	case strOrEmpty(got["reminder_date"]) != s.reminder:
+		return fmt.Sprintf("model: reminder date %q", s.reminder)
 	}
 	for i, x := range r.list("sales-item") {
 		l, ml := x.(map[string]any), s.lines[i]

@@ -29,6 +29,9 @@ type model struct {
 	clk   *fakeClock
 	end   time.Time // the clock never passes it in a sequence
 	day   time.Time // the local date the clock starts on (midnight UTC of it)
+	pub   caller    // the public routes: the hosted invoice page and its PDF
+	mail  *mMail    // the notices' runner and the inbox it sends to
+	dead  []string  // invoice link tokens that open nothing any more
 }
 
 type mAccount struct {
@@ -45,11 +48,12 @@ type mAccount struct {
 	expenses   map[int64]*mExpense
 	idem       map[string]*mIdem // route + " " + key
 	lastID     map[string]int64
-	id         string     // the account's id
-	name, code string     // business name and code, as settings show them
-	clk        *fakeClock // the store's clock
-	tz         []mSpan    // timezone history, oldest first: UTC from the start, then each change
-	facts      []mFact    // the books, in the order the changes were made
+	id         string          // the account's id
+	name, code string          // business name and code, as settings show them
+	clk        *fakeClock      // the store's clock
+	tz         []mSpan         // timezone history, oldest first: UTC from the start, then each change
+	facts      []mFact         // the books, in the order the changes were made
+	reminded   map[string]bool // "<invoice code>#<date>" of each reminder emailed
 }
 
 type mCustomer struct {
@@ -94,6 +98,13 @@ type mSale struct {
 	sent                                                []any   // the lines as sent, for edits of them
 	void                                                bool
 	voidData                                            string // the void's answer (data): the sale never changes again
+	link                                                string // the token of its invoice link ("" for none)
+	reminder                                            string // reminder_date ("" for none)
+	// sure is whether the sale's reminder must go once its date begins:
+	// set when it was made with a reminder date not yet past, for a
+	// customer with an email, and cleared by whatever may move or drop it
+	// (see sureReminder).
+	sure bool
 }
 
 type mLine struct {
@@ -124,7 +135,7 @@ var modelAccounts atomic.Int64
 func newBook(id, name, code string, clk *fakeClock, tz []mSpan, live bool) *mAccount {
 	return &mAccount{customers: map[int64]*mCustomer{}, categories: map[int64]*mCategory{},
 		items: map[string]*mItem{}, sales: map[string]*mSale{}, numbers: map[string]bool{},
-		expenses: map[int64]*mExpense{}, idem: map[string]*mIdem{}, lastID: map[string]int64{},
+		expenses: map[int64]*mExpense{}, idem: map[string]*mIdem{}, lastID: map[string]int64{}, reminded: map[string]bool{},
 		id: id, name: name, code: code, clk: clk, tz: slices.Clone(tz), live: live}
 }
 

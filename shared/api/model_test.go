@@ -14,8 +14,9 @@ package api_test
 // corrections (refunds and voids), stock (adjustments and the ledger),
 // concurrent (bursts and the serial order that explains them), clock
 // (the clock, timezones and settings), books and reports, keys (keys,
-// scopes and test mode) and audit (every record read back, and the events
-// feed).
+// scopes and test mode), invoices (links, the public page and the PDF),
+// notices (reminders and overdue sales, sent by the notices' runner to a
+// real Mailpit) and audit (every record read back, and the events feed).
 //
 // `make test` runs a bounded number of sequences; `make check-model` runs
 // thousands (MODEL_SEQUENCES).
@@ -33,6 +34,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"bizdata/shared/testmail"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -77,9 +80,16 @@ func TestModel(t *testing.T) {
 	t.Parallel()
 	setModelChecks(t, modelSequences)
 	tables := freshTables(t)
+	inbox := testmail.Start(t)
+	var pub caller
+	var mail *mMail
+	var last *env
 	rapid.Check(t, func(rt *rapid.T) {
 		e, clk := tables()
-		runModel(rt, e, httpCaller{e}, clk)
+		if e != last {
+			pub, mail, last = newHostedHTTP(t, e), newModelMail(t, inbox, e), e
+		}
+		runModel(rt, e, httpCaller{e.srv.URL}, pub, mail, clk)
 	})
 }
 
@@ -114,14 +124,16 @@ func freshTables(t *testing.T) func() (*env, *fakeClock) {
 func TestModelLambda(t *testing.T) {
 	setModelChecks(t, modelSequences/3)
 	tables := freshTables(t)
-	var lc *lambdaCaller
+	inbox := testmail.Start(t)
+	var lc, pub *lambdaCaller
+	var mail *mMail
 	var last *env
 	rapid.Check(t, func(rt *rapid.T) {
 		e, clk := tables() // the Lambda handlers share e's store, and so its clock
 		if e != last {
-			lc, last = newLambdaCaller(t, e), e
+			lc, pub, mail, last = newLambdaCaller(t, e), newHostedLambdaCaller(t, e), newModelMail(t, inbox, e), e
 		}
-		runModel(rt, e, lc, clk)
+		runModel(rt, e, lc, pub, mail, clk)
 	})
 }
 
@@ -130,10 +142,11 @@ type caller interface {
 	call(method, path, key string, body []byte, headers map[string]string) (int, http.Header, []byte)
 }
 
-type httpCaller struct{ e *env }
+// httpCaller sends requests to the server at base.
+type httpCaller struct{ base string }
 
 func (c httpCaller) call(method, path, key string, body []byte, headers map[string]string) (int, http.Header, []byte) {
-	r, err := http.NewRequest(method, c.e.srv.URL+path, bytes.NewReader(body))
+	r, err := http.NewRequest(method, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		panic(err)
 	}
@@ -161,6 +174,7 @@ func (c httpCaller) call(method, path, key string, body []byte, headers map[stri
 // reply is a checked response.
 type reply struct {
 	code int
+	hdr  http.Header
 	raw  []byte
 	body map[string]any
 }
@@ -182,8 +196,8 @@ func (r reply) field(name string) string {
 	return s
 }
 
-func runModel(rt *rapid.T, e *env, c caller, clk *fakeClock) {
-	m := &model{t: rt, c: c, st: e.store, clk: clk, keys: map[string]*mKey{}}
+func runModel(rt *rapid.T, e *env, c, pub caller, mail *mMail, clk *fakeClock) {
+	m := &model{t: rt, c: c, pub: pub, mail: mail, st: e.store, clk: clk, keys: map[string]*mKey{}}
 	zone := m.startClock(rt)
 	m.bizs = []*mBiz{m.newBusiness(rt, e, 1), m.newBusiness(rt, e, 2)}
 	m.refreshBooks()
@@ -236,11 +250,17 @@ func runModel(rt *rapid.T, e *env, c caller, clk *fakeClock) {
 		"concurrentKeyChanges":  m.concurrentKeyChanges,
 		"webhookSettings":       m.webhookSettings,
 		"forbiddenRoute":        m.forbiddenRoute,
+		"invoiceLink":           m.invoiceLink,
+		"openInvoice":           m.openInvoice,
+		"salePDF":               m.salePDF,
+		"setReminder":           m.setReminder,
+		"runNotices":            m.runNotices,
 		"":                      m.tick, // after every step
 	})
 	// Every sequence ends with a full audit, and the events feed rebuilds
 	// every record.
 	m.audit(rt)
+	defer dumpTrace()
 	for _, a := range m.accts {
 		a.key = a.full.secret
 		m.feedRebuilds(a)
@@ -302,21 +322,27 @@ func (m *model) sendOnce(method, path, key string, body any, headers map[string]
 	if hdr.Get("Content-Type") != "application/json" {
 		m.t.Fatalf("%s %s: Content-Type %q", method, path, hdr.Get("Content-Type"))
 	}
-	r := reply{code: code, raw: out}
+	r := reply{code: code, hdr: hdr, raw: out}
 	if err := json.Unmarshal(out, &r.body); err != nil {
 		m.t.Fatalf("%s %s: not JSON: %s", method, path, out)
 	}
 	if st, _ := r.body["status"].(float64); int(st) != code {
 		m.t.Fatalf("%s %s: body status %v, HTTP %d", method, path, r.body["status"], code)
 	}
-	if k := m.keys[key]; k != nil && code != http.StatusUnauthorized {
+	m.stampKey(method, path, key, r)
+	return r
+}
+
+// stampKey notes that key, when a key of the model, was used by the request
+// r answers, if that request authenticated it.
+func (m *model) stampKey(method, path, key string, r reply) {
+	if k := m.keys[key]; k != nil && r.code != http.StatusUnauthorized {
 		// What no route serves authenticates no key; a route refusing the
 		// key for its scope or mode stamps nothing.
-		if _, routed := modelRoute(method, path); routed && (code != http.StatusForbidden || r.errText() != m.routeRefusal(method, path, k)) {
+		if _, routed := modelRoute(method, path); routed && (r.code != http.StatusForbidden || r.errText() != m.routeRefusal(method, path, k)) {
 			k.used.Store(true)
 		}
 	}
-	return r
 }
 
 func (m *model) expect(r reply, code int, what string) {

@@ -63,6 +63,9 @@ var Routes = []Route{
 	{"edit-sale", http.MethodPut, "/api/v1/sales/edit/{invoice_code}", "sales:write", anyMode, authSales, editSale},
 	{"refund-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/refunds", "sales:write", anyMode, authSales, refundSale},
 	{"void-sale", http.MethodPost, "/api/v1/sales/{invoice_code}/void", "sales:write", anyMode, authSales, voidSale},
+	{"create-invoice-link", http.MethodPost, "/api/v1/sales/{invoice_code}/link", "sales:write", anyMode, authSales, createInvoiceLink},
+	{"revoke-invoice-link", http.MethodDelete, "/api/v1/sales/{invoice_code}/link", "sales:write", anyMode, authSales, revokeInvoiceLink},
+	{"get-sale-pdf", http.MethodGet, "/api/v1/sales/{invoice_code}/pdf", "sales:read", anyMode, authSales, getSalePDF},
 
 	{"list-expenses", http.MethodGet, "/api/v1/expenses", "expenses:read", anyMode, authOther, listExpenses},
 	{"get-expense", http.MethodGet, "/api/v1/expenses/{id}", "expenses:read", anyMode, authOther, getExpense},

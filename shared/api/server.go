@@ -38,6 +38,10 @@ type Server struct {
 	allowPrivate bool
 	sender       *webhook.Sender
 
+	// publicBase is the base URL of the links it makes (see
+	// SetPublicBaseURL).
+	publicBase string
+
 	// purgeFor is how long a clear of the test data may delete the records
 	// of retired twins (0: the default, see purgeTime).
 	purgeFor time.Duration

@@ -101,6 +101,7 @@ type saleWire struct {
 	AmountRefunded      string      `json:"amount_refunded"`
 	VoidReason          *string     `json:"void_reason"`
 	VoidedAt            *string     `json:"voided_at"`
+	InvoiceLinkActive   bool        `json:"invoice_link_active"`
 	CreatedAt           string      `json:"created_at"`
 	UpdatedAt           string      `json:"updated_at"`
 }

@@ -222,3 +222,7 @@ func awsConfig(ctx context.Context, endpoint string) (aws.Config, error) {
 	}
 	return cfg, nil
 }
+
+// AWSConfig is AWS's standard configuration chain, for the clients of
+// services that have no local stand-in in the table's place (SES).
+func AWSConfig(ctx context.Context) (aws.Config, error) { return awsConfig(ctx, "") }

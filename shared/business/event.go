@@ -11,9 +11,13 @@ import (
 
 // Event types: one for every change a merchant's systems may follow.
 const (
-	EventSaleCreated        = "sale.created"
-	EventSaleUpdated        = "sale.updated"
-	EventSaleVoided         = "sale.voided"
+	EventSaleCreated = "sale.created"
+	EventSaleUpdated = "sale.updated"
+	EventSaleVoided  = "sale.voided"
+	// EventSaleReminderSent: the sale's reminder went to its customer.
+	EventSaleReminderSent = "sale.reminder_sent"
+	// EventSaleOverdue: the day after the due date began, the sale unpaid.
+	EventSaleOverdue        = "sale.overdue"
 	EventPaymentReceived    = "payment.received"
 	EventPaymentRefunded    = "payment.refunded"
 	EventExpenseCreated     = "expense.created"
@@ -57,7 +61,7 @@ const EventEndpointTest = "webhook_endpoint.test"
 
 // EventTypes lists every event type, in the order the API documents them.
 var EventTypes = []string{
-	EventSaleCreated, EventSaleUpdated, EventSaleVoided, EventPaymentReceived, EventPaymentRefunded,
+	EventSaleCreated, EventSaleUpdated, EventSaleVoided, EventSaleReminderSent, EventSaleOverdue, EventPaymentReceived, EventPaymentRefunded,
 	EventExpenseCreated, EventExpenseUpdated, EventItemCreated, EventItemUpdated, EventItemStockLow,
 	EventItemOutOfStock, EventStockAdjusted, EventCustomerCreated, EventCustomerUpdated,
 	EventCategoryCreated, EventCategoryUpdated, EventEndpointCreated, EventEndpointUpdated,

@@ -77,6 +77,11 @@ type Sale struct {
 	// VoidReason and VoidedAt are set when the sale is voided.
 	VoidReason string
 	VoidedAt   time.Time
+	// Link is the sale's active invoice link, or nil.
+	Link *InvoiceLink
+	// Scheduled holds the keys of the sale's planned notices (see
+	// PlanNotices), so an edit that moves a date removes the old one.
+	Scheduled []string
 }
 
 // Void reports whether the sale has been voided (and so never changes again).

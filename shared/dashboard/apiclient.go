@@ -133,6 +133,16 @@ func (c apiClient) VoidSale(ctx context.Context, acct business.Account, code str
 	return c.change(ctx, acct, "void-sale", apiRequest{params: map[string]string{"invoice_code": code}, body: body, idem: idem})
 }
 
+// CreateInvoiceLink returns the sale's new invoice link (its URL, shown
+// once), which ends any link the sale had.
+func (c apiClient) CreateInvoiceLink(ctx context.Context, acct business.Account, code string) (wire.InvoiceLink, error) {
+	return fetchMember[wire.InvoiceLink](ctx, c, acct, "create-invoice-link", apiRequest{params: map[string]string{"invoice_code": code}}, "link")
+}
+
+func (c apiClient) RevokeInvoiceLink(ctx context.Context, acct business.Account, code string) error {
+	return c.change(ctx, acct, "revoke-invoice-link", apiRequest{params: map[string]string{"invoice_code": code}})
+}
+
 // Customers and expenses.
 
 func (c apiClient) GetCustomer(ctx context.Context, acct business.Account, id string) (wire.Customer, error) {

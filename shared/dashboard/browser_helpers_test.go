@@ -288,8 +288,8 @@ const browserAxeRun = `axe.run(document, {resultTypes: ['violations']}).then(r =
 
 // check runs axe-core in the page and saves a full-page screenshot named
 // NN-name.png. A serious or critical violation fails t; lesser ones are
-// logged.
-func (b *browserTab) check(t *testing.T, name string) {
+// logged. It returns every violation.
+func (b *browserTab) check(t *testing.T, name string) []browserAxeViolation {
 	t.Helper()
 	b.run(t, "inject axe-core into "+name, chromedp.Evaluate[chromedp.Void](b.axe+"\n;undefined"))
 	res := browserGet(t, b, "run axe-core on "+name, chromedp.Evaluate[browserAxeResult](browserAxeRun, chromedp.EvalAwaitPromise))
@@ -309,6 +309,7 @@ func (b *browserTab) check(t *testing.T, name string) {
 			t.Log(msg)
 		}
 	}
+	return res.Violations
 }
 
 // mustSee fails t unless the text of the page's main contains every one of

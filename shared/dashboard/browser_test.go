@@ -166,9 +166,10 @@ func browserGetNoRedirect(t *testing.T, u, session string) (int, string) {
 
 // TestBrowserPages walks the signed-in pages in a real browser over data
 // made through the API: a new API key, the payment webhook's test send,
-// sales on the overview chart and the sales list, a refund, a stock
-// adjustment and the switch to test data. Each flow is a subtest on one
-// signed-in tab, so a page that fails does not hide the others.
+// sales on the overview chart and the sales list, a refund, a sale's
+// invoice link and the public page it opens, a stock adjustment and the
+// switch to test data. Each flow is a subtest on one signed-in tab, so a
+// page that fails does not hide the others.
 func TestBrowserPages(t *testing.T) {
 	br := newBrowserTab(t)
 	b := newBoard(t)
@@ -188,6 +189,7 @@ func TestBrowserPages(t *testing.T) {
 	t.Run("webhook endpoint test delivery", func(t *testing.T) { browseEndpointTest(t, br) })
 	t.Run("sales on the overview and the list", func(t *testing.T) { browseSales(t, o, br) })
 	t.Run("refund a sale", func(t *testing.T) { browseRefund(t, o, br) })
+	t.Run("invoice link, public page and PDF", func(t *testing.T) { browseInvoiceLink(t, o, br) })
 	t.Run("adjust stock", func(t *testing.T) { browseAdjustStock(t, o, br) })
 	t.Run("test data only in test mode", func(t *testing.T) { browseTestMode(t, o, br) })
 	t.Run("every page on a 390-pixel screen", func(t *testing.T) { browseSmallScreen(t, br) })

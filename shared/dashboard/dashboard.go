@@ -11,8 +11,9 @@
 // expiry), CSRF tokens and the sign-in lockout.
 //
 // Every response carries a strict Content-Security-Policy (no inline
-// script, no framing); pages work without JavaScript; CSS and images are
-// embedded in the binary.
+// script, no framing); pages work without JavaScript (the one script,
+// assets/app.js, adds Copy buttons); CSS, images and script are embedded in
+// the binary.
 package dashboard
 
 import (

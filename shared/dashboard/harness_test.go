@@ -17,6 +17,7 @@ import (
 
 	"bizdata/shared/api"
 	"bizdata/shared/business"
+	"bizdata/shared/hosted"
 	"bizdata/shared/store"
 	"bizdata/shared/testdb"
 
@@ -48,7 +49,7 @@ func newBoard(t testing.TB, optFns ...func(*dynamodb.Options)) *board {
 	st.SetClock(func() time.Time { return time.Now().Add(time.Duration(b.skew.Load())) })
 	b.api = api.NewServer(st, log, 0).AllowPrivateWebhooks(true)
 	b.board = New(st, b.api, log, Config{PlainHTTP: true, SignUp: true})
-	b.srv = httptest.NewServer(withAPI(b.board.Handler(Routes), b.api))
+	b.srv = httptest.NewServer(withAPI(b.board.Handler(Routes), b.api, st))
 	t.Cleanup(b.srv.Close)
 	return b
 }
@@ -56,16 +57,21 @@ func newBoard(t testing.TB, optFns ...func(*dynamodb.Options)) *board {
 // later moves the store's clock (and so the dashboard's) d ahead.
 func (b *board) later(d time.Duration) { b.skew.Add(int64(d)) }
 
-// withAPI serves /dashboard and below with dash, the rest with the API, as
-// the devserver does.
-func withAPI(dash http.Handler, apiServer *api.Server) http.Handler {
+// withAPI serves /dashboard and below with dash, the hosted invoices
+// (/invoices/) with shared/hosted over st, the rest with the API, as the
+// devserver does.
+func withAPI(dash http.Handler, apiServer *api.Server, st *store.Store) http.Handler {
 	apiH := apiServer.Handler(api.Routes)
+	invoices := hosted.NewServer(st, testdb.Quiet()).Handler(hosted.Routes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/dashboard" || strings.HasPrefix(r.URL.Path, "/dashboard/") {
+		switch {
+		case r.URL.Path == "/dashboard" || strings.HasPrefix(r.URL.Path, "/dashboard/"):
 			dash.ServeHTTP(w, r)
-			return
+		case strings.HasPrefix(r.URL.Path, "/invoices/"):
+			invoices.ServeHTTP(w, r)
+		default:
+			apiH.ServeHTTP(w, r)
 		}
-		apiH.ServeHTTP(w, r)
 	})
 }
 

@@ -208,20 +208,33 @@ type saleData struct {
 	Methods      []string // the payment and refund methods the API accepts
 	RefundIdem   string   // this drawing's idempotency keys, so a double submit records once
 	VoidIdem     string
+	Invoice      invoiceData // the customer's side: the link, the PDF, the reminders
 }
 
 // salePage shows one sale with its forms (none once it is void).
 func salePage(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
+	return drawSale(s, w, r, v, "")
+}
+
+// drawSale shows one sale (read as get-sale reads it, with its notices:
+// see findSale); madeLink is the URL of the invoice link just made ("" when
+// none was), shown this once.
+func drawSale(s *Server, w http.ResponseWriter, r *http.Request, v *visit, madeLink string) error {
 	code := r.PathValue("invoice_code")
-	rec, _, err := s.api.GetSale(r.Context(), v.acct, code)
+	full, err := s.findSale(r.Context(), v.acct, code)
 	if err != nil {
 		return err
 	}
+	rec := wire.SaleData(full.Sale, full.Payments, full.Refunds)
 	sale := rec.Sale
 	d := saleData{Currency: v.acct.Currency, Timezone: v.acct.Timezone, Sale: saleView{sale},
 		Payments: rec.Payments, Refunds: rec.Refunds, Methods: business.PaymentTypes[1:],
 		Due: sale.Total.Sub(sale.AmountPaid).String(), Refundable: sale.AmountPaid.Sub(sale.AmountRefunded).String()}
-	d.CustomerName = s.salesCustomerNames(r.Context(), v.acct, []string{sale.CustomerID})[sale.CustomerID]
+	var email string
+	if c, err := s.api.GetCustomer(r.Context(), v.acct, sale.CustomerID); err == nil {
+		d.CustomerName, email = c.Name, c.Email
+	}
+	d.Invoice = invoiceDataOf(full, email, madeLink, v.acct.Timezone, s.now())
 	for i, l := range rec.Lines {
 		lv := saleLineView{SaleLine: l, Index: i}
 		if left, ok := l.Quantity.Sub(l.Returned); ok && !left.IsZero() {

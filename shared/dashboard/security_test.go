@@ -442,7 +442,7 @@ func TestNothingSecretIsLogged(t *testing.T) {
 	b := newBoard(t)
 	var buf testdb.Buffer
 	logged := New(b.st, api.NewServer(b.st, testdb.Quiet(), 0), slogTo(&buf), Config{PlainHTTP: true, SignUp: true})
-	b.srv.Config.Handler = withAPI(logged.Handler(Routes), b.api)
+	b.srv.Config.Handler = withAPI(logged.Handler(Routes), b.api, b.st)
 	br := b.browser()
 	_, page, _ := br.get("/dashboard/sign-up")
 	st, page, _ := br.postWith("/dashboard/sign-up", url.Values{"business_name": {"Logged Shop"}, "business_code": {"LOG1"}, "currency": {"GHS"},

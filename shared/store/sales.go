@@ -24,6 +24,8 @@ type SaleRecord struct {
 	Sale     business.Sale
 	Payments []business.Payment
 	Refunds  []business.Refund
+	// Notices are the notices sent for the sale (see SentNotice).
+	Notices []SentNotice
 	// uncounted says the sale item was written before reports: its count
 	// and total are not in the figures yet (see countedAttr).
 	uncounted bool
@@ -89,6 +91,18 @@ func saleItem(account string, sale business.Sale) attrs {
 	setS(it, "void_reason", sale.VoidReason)
 	if !sale.VoidedAt.IsZero() {
 		it["voided_at"] = str(fmtTime(sale.VoidedAt))
+	}
+	if l := sale.Link; l != nil {
+		it["link"] = &types.AttributeValueMemberM{Value: attrs{
+			"hash": str(l.Hash), "sealed": str(l.Sealed), "created_at": str(fmtTime(l.CreatedAt)),
+		}}
+	}
+	if len(sale.Scheduled) > 0 {
+		sched := make([]types.AttributeValue, len(sale.Scheduled))
+		for i, sk := range sale.Scheduled {
+			sched[i] = str(sk)
+		}
+		it["scheduled"] = &types.AttributeValueMemberL{Value: sched}
 	}
 	lines := make([]types.AttributeValue, len(sale.Lines))
 	for i, l := range sale.Lines {
@@ -166,6 +180,16 @@ func saleSummaryFrom(it attrs) business.Sale {
 	if _, ok := it["discount"]; ok {
 		d := amountAt(it, "discount")
 		sale.Discount = &d
+	}
+	if l, ok := it["link"].(*types.AttributeValueMemberM); ok {
+		sale.Link = &business.InvoiceLink{Hash: getS(l.Value, "hash"), Sealed: getS(l.Value, "sealed"), CreatedAt: getTime(l.Value, "created_at")}
+	}
+	if l, ok := it["scheduled"].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			if sk, ok := v.(*types.AttributeValueMemberS); ok {
+				sale.Scheduled = append(sale.Scheduled, sk.Value)
+			}
+		}
 	}
 	return sale
 }
@@ -263,9 +287,11 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 	codes, keys := stockKeys(account, moves)
 	reads := append([]attrs{customerKey(account, sale.CustomerID)}, keys...)
 	defaultDate := sale.NeedsPaymentDate()
-	if defaultDate {
-		// The default payment_date is the business's date: the account's
-		// timezone history, read (after now is stamped) alongside the rest.
+	readZones := defaultDate || sale.Unpaid()
+	if readZones {
+		// The default payment_date and the notices' days are the
+		// business's dates: the account's timezone history, read (after
+		// now is stamped) alongside the rest.
 		reads = append(reads, accountKey(account))
 	}
 	return s.create(ctx, createSpec{
@@ -273,8 +299,10 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 		reads: reads,
 		build: func(id int64, now time.Time, reads []attrs) ([]txItem, []byte, error) {
 			var hist business.TimezoneHistory
-			if defaultDate { // each attempt dates the payment at its own now
+			if readZones {
 				hist, reads = timezonesFrom(reads[len(reads)-1]), reads[:len(reads)-1]
+			}
+			if defaultDate { // each attempt dates the payment at its own now
 				sale.PaymentDate = ""
 			}
 			// Generated values are drawn first: the movements name the code.
@@ -296,6 +324,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			sale.CustomerName = customerFrom(reads[0]).Name
 			sale.ID, sale.CreatedAt, sale.UpdatedAt, sale.Version = id, now, now, 1
 			sale.DefaultPaymentDate(now, hist)
+			notices := s.planNotices(account, nil, &sale, hist, now)
 			rec := SaleRecord{}
 			if p := business.NewPayment(sale, money.Zero, now); p != nil {
 				sale.Payments = 1
@@ -324,6 +353,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 			for _, p := range rec.Payments {
 				actions = append(actions, txItem{action: put(s.table, paymentItem(account, p), "attribute_not_exists(PK)"), onFail: errRetry})
 			}
+			actions = append(actions, notices...)
 			var first *business.Payment
 			if len(rec.Payments) > 0 {
 				ev.sale(business.EventPaymentReceived, rec)
@@ -407,6 +437,8 @@ func (s *Store) findSale(ctx context.Context, account, code string, consistent b
 				rec.Payments = append(rec.Payments, PaymentFrom(it))
 			case "refund":
 				rec.Refunds = append(rec.Refunds, RefundFrom(it))
+			case "notice":
+				rec.Notices = append(rec.Notices, sentNoticeFrom(it))
 			}
 		}
 		if !found {
@@ -461,14 +493,18 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 		}
 		now := s.stamp()
 		next.Version, next.UpdatedAt = cur.Sale.Version+1, now
-		if next.NeedsPaymentDate() {
-			// The business's date of now: the history read after now is
+		var notices []txItem
+		if replan := noticesMove(cur.Sale, next); next.NeedsPaymentDate() || replan {
+			// The business's dates of now: the history read after now is
 			// stamped holds every zone in effect at now.
 			hist, err := s.timezoneHistory(ctx, account)
 			if err != nil {
 				return err
 			}
 			next.DefaultPaymentDate(now, hist)
+			if replan {
+				notices = s.planNotices(account, &cur, &next, hist, now)
+			}
 		}
 		if err := business.CheckSaleEditStock(cur.Sale.Lines, next.Lines, MaxStockedItemsPerSale); err != nil {
 			return err
@@ -496,7 +532,7 @@ func (s *Store) UpdateSale(ctx context.Context, account, code string, edit func(
 			rec.Payments = append(rec.Payments, *p)
 			actions = append(actions, txItem{action: put(s.table, paymentItem(account, *p), "attribute_not_exists(PK)"), onFail: errRetry})
 		}
-		actions = append(actions, s.saleRewrite(account, cur, next))
+		actions = append(append(actions, s.saleRewrite(account, cur, next)), notices...)
 		if next.InvoiceNumber != cur.Sale.InvoiceNumber {
 			guard := invoiceNumberGuard(account, next.InvoiceNumber)
 			guard["type"], guard["invoice_code"] = str("unique"), str(next.InvoiceCode)

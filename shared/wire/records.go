@@ -139,8 +139,15 @@ type Sale struct {
 	AmountRefunded      money.Amount  `json:"amount_refunded"`
 	VoidReason          *string       `json:"void_reason"`
 	VoidedAt            *string       `json:"voided_at"`
+	InvoiceLinkActive   bool          `json:"invoice_link_active"`
 	CreatedAt           string        `json:"created_at"`
 	UpdatedAt           string        `json:"updated_at"`
+}
+
+// InvoiceLink is a sale's invoice link as made: its URL, shown once.
+type InvoiceLink struct {
+	URL       string `json:"url"`
+	CreatedAt string `json:"created_at"`
 }
 
 type SaleLine struct {
@@ -190,7 +197,8 @@ func voidedAt(s business.Sale) *string {
 func NewSale(s business.Sale) Sale {
 	return Sale{
 		AmountRefunded: s.AmountRefunded, VoidReason: Nullable(s.VoidReason), VoidedAt: voidedAt(s),
-		ID: s.ID, InvoiceCode: json.Number(s.InvoiceCode), InvoiceNumber: s.InvoiceNumber,
+		InvoiceLinkActive: s.Link != nil,
+		ID:                s.ID, InvoiceCode: json.Number(s.InvoiceCode), InvoiceNumber: s.InvoiceNumber,
 		CustomerID: strconv.FormatInt(s.CustomerID, 10), SubTotal: s.SubTotal, Total: s.Total,
 		AmountPaid: s.AmountPaid, Discount: s.Discount, InvoiceType: s.InvoiceType,
 		InvoiceColour: Nullable(s.InvoiceColour), InvoiceNote: Nullable(s.InvoiceNote),

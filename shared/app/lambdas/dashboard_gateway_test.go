@@ -15,6 +15,7 @@ import (
 	"bizdata/shared/app"
 	"bizdata/shared/app/lambdas"
 	"bizdata/shared/dashboard"
+	"bizdata/shared/hosted"
 	"bizdata/shared/testdb"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -35,6 +36,9 @@ func templateGatewayRoutes(t *testing.T) []gatewayRoute {
 	}
 	for _, fn := range dashboardFunctions {
 		names[logicalID(fn)] = fn
+	}
+	for _, rt := range hosted.Routes {
+		names[logicalID(rt.Function)] = rt.Function
 	}
 	var routes []gatewayRoute
 	for id, r := range loadTemplate(t).Resources {

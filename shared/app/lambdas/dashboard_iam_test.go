@@ -266,7 +266,7 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pages := []string{"/dashboard", "/dashboard/sales", "/dashboard/sales/111111", "/dashboard/sales/999999",
+	pages := []string{"/dashboard", "/dashboard/sales", "/dashboard/sales/111111", "/dashboard/sales/999999", "/dashboard/sales/111111/pdf",
 		"/dashboard/sales?payment_status=partial", "/dashboard/expenses", "/dashboard/inventory", "/dashboard/inventory/RICE-1",
 		"/dashboard/customers", "/dashboard/developers", "/dashboard/developers/endpoints/" + ep.WebhookEndpoint.ID,
 		"/dashboard/developers/events", "/dashboard/settings", "/dashboard/no-such-page"}
@@ -348,6 +348,9 @@ func TestDashboardIAMMatchesCode(t *testing.T) {
 		{"/dashboard/sales/444444/payments", idem(url.Values{"amount": {"1.00"}, "paid_before": {"0.00"}, "payment_type": {"Cash"}})},
 		{"/dashboard/sales/111111/refunds", idem(url.Values{"amount": {"1.00"}, "reason": {"returned"}})},
 		{"/dashboard/sales/333333/void", idem(url.Values{"reason": {"wrong till"}})},
+		{"/dashboard/sales/222222/link", url.Values{}},
+		{"/dashboard/sales/222222/link", url.Values{}}, // a new link ends the old one's lookup item
+		{"/dashboard/sales/222222/link/revoke", url.Values{}},
 		{"/dashboard/expenses", idem(url.Values{"expense_type": {"Fuel"}, "expense_amount": {"4.00"}, "payment_method": {"Cash"}, "created_by": {"Owner"}})},
 		{"/dashboard/inventory/RICE-1/adjustments", idem(url.Values{"quantity": {"-1"}, "reason": {"damaged"}})},
 		{"/dashboard/customers", idem(url.Values{"name": {"Esi"}, "phone": {"0244000000"}})},

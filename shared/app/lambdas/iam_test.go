@@ -193,6 +193,9 @@ func TestIAMMatchesCode(t *testing.T) {
 		{"edit-sale", "PUT", "/api/v1/sales/edit/111111", `{"invoice_code":"111111","invoice_number":"100003","customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"7.00","items":[{"item_code":"RICE-1","item_name":"Rice","unit_price":"5.00","quantity":1},{"item_code":"BEANS-1","item_name":"Beans","unit_price":"5.00","quantity":1}]}`, nil, 200},
 		// Another customer: the sale reads it (here, none of the account's).
 		{"edit-sale", "PUT", "/api/v1/sales/edit/111111", `{"invoice_code":"111111","invoice_number":"100003","customer_id":99,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"7.00","items":[{"item_code":"RICE-1","item_name":"Rice","unit_price":"5.00","quantity":1},{"item_code":"BEANS-1","item_name":"Beans","unit_price":"5.00","quantity":1}]}`, nil, 400},
+		// Paid in full, dated, without stocked lines: nothing to plan, so
+		// only its customer is read (GetItem).
+		{"add-sale", "POST", "/api/v1/sales/add", `{"invoice_code":"464646","invoice_number":"100010","customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"10.00","invoice_type":"main","payment_type":"Cash","payment_date":"2026-11-01","due_date":"2026-12-31"}`, nil, 200},
 		// A first payment without a date: dated by the account's timezone.
 		{"add-sale", "POST", "/api/v1/sales/add", `{"invoice_code":"454545","invoice_number":"100009","customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"0","invoice_type":"main","payment_type":"Cash","due_date":"2026-12-31"}`, nil, 200},
 		{"edit-sale", "PUT", "/api/v1/sales/edit/454545", `{"invoice_code":"454545","invoice_number":"100009","customer_id":1,"sub_total_amount":"10.00","total_amount":"10.00","amount_paid":"3.00"}`, nil, 200},
@@ -730,6 +733,9 @@ func TestIAMMatchesCode(t *testing.T) {
 		}
 		if function == drainFunction {
 			continue // its flow: TestIAMDrainsStreamFailures
+		}
+		if slices.Contains(invoiceFunctions, function) {
+			continue // their flow: TestIAMInvoices
 		}
 		used := []string{}
 		for a := range rec.used[function] {

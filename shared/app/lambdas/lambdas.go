@@ -71,6 +71,7 @@ func apiServerFromEnv(name string, log *slog.Logger) (*store.Store, *api.Server,
 	if err != nil {
 		return nil, nil, err
 	}
-	srv := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1")
+	srv := api.NewServer(st, log, cfg.KeyCacheTTL).AllowPrivateWebhooks(os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "1").
+		SetPublicBaseURL(os.Getenv("PUBLIC_BASE_URL"))
 	return st, srv, nil
 }

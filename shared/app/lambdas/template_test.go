@@ -15,6 +15,7 @@ import (
 	"bizdata/shared/app"
 	"bizdata/shared/app/lambdas"
 	"bizdata/shared/business"
+	"bizdata/shared/hosted"
 	"bizdata/shared/store"
 	"bizdata/shared/webhook"
 
@@ -89,6 +90,13 @@ func TestTemplateMatchesRouteTable(t *testing.T) {
 			t.Errorf("route %s: %v", rt.Function, err)
 		} else if !strings.Contains(string(src), `lambdas.RunFunction("`+rt.Function+`")`) {
 			t.Errorf("functions/%s/main.go does not serve %q", rt.Function, rt.Function)
+		}
+	}
+	for _, rt := range hosted.Routes {
+		inRoutes = append(inRoutes, logicalID(rt.Function)+" "+rt.Method+" "+rt.Path)
+		src, err := os.ReadFile("../../../functions/" + rt.Function + "/main.go")
+		if err != nil || !strings.Contains(string(src), `lambdas.RunHostedFunction("`+rt.Function+`")`) {
+			t.Errorf("functions/%s/main.go does not serve %q (%v)", rt.Function, rt.Function, err)
 		}
 	}
 	if defaults != 1 {
