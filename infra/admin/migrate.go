@@ -48,6 +48,9 @@ var migrations = []struct {
 	// Events stored before the feed was sharded move into it, so the feed
 	// and the event's read still find them.
 	{"events", "%d events moved to the sharded feed", (*store.Store).MoveLegacyEvents},
+	// Open sales written before sales planned their notices plan their
+	// next reminder or overdue day.
+	{"notices", "%d sales planned their notices", (*store.Store).PlanLegacyNotices},
 }
 
 // migrate runs every migration, stopping at the first that fails, and

@@ -55,7 +55,10 @@ func (b *bench) costReport(rows []costRow, withLines, withBody int) error {
 		"sentences of words drawn (by a seeded generator, the same every run) from %d shop and product words with a few quantities, as varied as a shop's own text. "+
 		"The corrections (after the other routes, each case of the round-trips step's once) are on records of their own there: each refund the first of a paid sale of 2 stocked lines "+
 		"(2 units of each of 2 items), each void of an unpaid sale of 2 lines (without items, or 2 units of each of 2 other items), the adjustment and the quantity edit on items of their own, "+
-		"and the movements page of an item with %d movements.\n\n", len(descriptionWords), costLedgerMoves)
+		"and the movements page of an item with %d movements. "+
+		"The invoice rows (last) are on a 1-line sale of their own there, due in 30 days: its add unpaid (which schedules its next notice, one item) and the same sale's add paid in full (none), "+
+		"edits of the unpaid one that set its reminder_date and move it (each a new schedule item; the one left is dropped by the scheduler, not deleted), a payment edit that moves no notice, "+
+		"then its invoice link made, replaced (the old link's lookup item deleted) and revoked.\n\n", len(descriptionWords), costLedgerMoves)
 	b.printf("| route | method | case | table WCU | index WCU | RCU | calls | before, at %s: table WCU / index WCU / RCU |\n|---|---|---|---|---|---|---|---|\n", before.Commit)
 	var calls, agreed int
 	var differ []string

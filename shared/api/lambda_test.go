@@ -92,7 +92,7 @@ func (c *lambdaCaller) call(method, target, key string, body []byte, headers map
 		// An HTTP API hands the path over decoded (rawPath as path).
 		Version: "2.0", RouteKey: "$default", RawPath: u.Path, RawQueryString: u.RawQuery, Headers: h,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			Stage: "$default", RequestID: "test-request",
+			Stage: "$default", RequestID: "test-request", DomainName: "api.example",
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: u.Path, Protocol: "HTTP/1.1", SourceIP: "192.0.2.1"},
 		},
 	}

@@ -20,7 +20,9 @@ import (
 	"testing"
 
 	"bizdata/shared/app/lambdas"
+	"bizdata/shared/business"
 	"bizdata/shared/hosted"
+	"bizdata/shared/money"
 	"bizdata/shared/testdb"
 
 	"pgregory.net/rapid"
@@ -70,6 +72,11 @@ func drawSale(t *rapid.T, a *mAccount) (string, *mSale) {
 // change ends opens nothing from then on.
 func (m *model) invoiceLink(t *rapid.T) {
 	a := m.drawAccount(t)
+	if len(a.sales) == 0 { // most sequences have few sales: make one to link
+		cust, due := m.buyer(t, a), m.day.AddDate(0, 0, 1).Format(business.DateFormat)
+		total := money.MustAmount("25.00")
+		m.keepOpenSale(a, m.send("POST", "/api/v1/sales/add", a.key, openSaleBody(cust, due, total, money.Zero), nil), cust, due, "", total, money.Zero)
+	}
 	code, s := drawSale(t, a)
 	revoke := rapid.IntRange(0, 2).Draw(t, "revoke") == 0
 	method, msg := http.MethodPost, "Invoice link created"
@@ -97,8 +104,9 @@ func (m *model) invoiceLink(t *rapid.T) {
 	if r.body["message"] != msg {
 		m.t.Fatalf("%s link: %s", method, r.raw)
 	}
-	if s.link != "" {
-		m.dead = append(m.dead, s.link)
+	old := s.link
+	if old != "" {
+		m.dead = append(m.dead, old)
 	}
 	s.link = ""
 	if !revoke {
@@ -117,6 +125,14 @@ func (m *model) invoiceLink(t *rapid.T) {
 	}
 	if after := m.saleVersion(a, s); after != before+1 {
 		m.t.Fatalf("%s link: the sale's GET is at version %d, want %d", method, after, before+1)
+	}
+	// The token the change ended opens nothing now; the new one opens the
+	// sale.
+	if old != "" && rapid.Bool().Draw(t, "openOld") {
+		m.checkOpen(old, nil, nil, rapid.Bool().Draw(t, "pdf"))
+	}
+	if s.link != "" {
+		m.checkOpen(s.link, s, a, rapid.Bool().Draw(t, "pdf"))
 	}
 }
 
@@ -180,7 +196,12 @@ func (m *model) openInvoice(t *rapid.T) {
 	default:
 		token = base64.RawURLEncoding.EncodeToString(rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(t, "random"))
 	}
-	pdf := rapid.Bool().Draw(t, "pdf")
+	m.checkOpen(token, s, a, rapid.Bool().Draw(t, "pdf"))
+}
+
+// checkOpen opens token on the public routes, its page or its PDF: sale s
+// of book a (nil: one that opens nothing, 404).
+func (m *model) checkOpen(token string, s *mSale, a *mAccount, pdf bool) {
 	path := "/invoices/" + token
 	if pdf {
 		path += "/pdf"

@@ -25,6 +25,7 @@ import (
 
 	"bizdata/shared/business"
 	"bizdata/shared/mail"
+	"bizdata/shared/money"
 	"bizdata/shared/notices"
 	"bizdata/shared/testdb"
 	"bizdata/shared/testmail"
@@ -133,6 +134,26 @@ func (m *model) setReminder(t *rapid.T) {
 	s.reminder, s.sure = date, false
 	if msg := checkSale(s, r); msg != "" {
 		m.t.Fatalf("set reminder date: %s: %s", msg, r.raw)
+	}
+}
+
+// remindedSale makes what reminders need, which random steps reach too
+// rarely together: a customer with an email and a sale of theirs, unpaid
+// or partly paid, with a reminder date.
+func (m *model) remindedSale(t *rapid.T) {
+	a := m.drawAccount(t)
+	r := m.send("POST", "/api/v1/customers/add", a.key, map[string]any{"name": "Reminded", "email": customerEmail(a, a.lastID["customer"]+1, 0)}, nil)
+	m.expect(r, 200, "add customer with an email")
+	cust := m.keepCustomer(a, r)
+	due := rapid.SampledFrom(m.dueDates()).Draw(t, "due")
+	reminder := rapid.SampledFrom(m.reminderDates()).Draw(t, "reminder")
+	total, paid := money.MustAmount("25.00"), rapid.SampledFrom([]money.Amount{money.Zero, money.MustAmount("5.00")}).Draw(t, "paid")
+	body := openSaleBody(cust, due, total, paid)
+	body["reminder_date"] = reminder
+	m.keepOpenSale(a, m.send("POST", "/api/v1/sales/add", a.key, body, nil), cust, due, reminder, total, paid)
+	if rapid.Bool().Draw(t, "runSoon") { // now, or past the next midnight
+		m.advance(rapid.SampledFrom([]time.Duration{0, time.Hour, 12 * time.Hour}).Draw(t, "beforeRun"))
+		m.runNotices(t)
 	}
 }
 

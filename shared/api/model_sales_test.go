@@ -424,14 +424,14 @@ func openSaleBody(cust int64, due string, total, paid money.Amount) map[string]a
 		"invoice_type": "main", "payment_type": "Cash", "due_date": due}
 }
 
-// keepOpenSale checks the answer r to openSaleBody and adds the sale to the
-// books.
-func (m *model) keepOpenSale(a *mAccount, r reply, cust int64, due string, total, paid money.Amount) {
+// keepOpenSale checks the answer r to openSaleBody (with reminder as its
+// reminder_date, "" for none) and adds the sale to the books.
+func (m *model) keepOpenSale(a *mAccount, r reply, cust int64, due, reminder string, total, paid money.Amount) {
 	m.expect(r, 200, "add sale")
 	pays := 0
 	if !paid.IsZero() {
 		pays = 1
 	}
 	m.keepNewSale(a, r, &mSale{invoiceType: "main", status: business.DeriveStatus(paid, total), dueDate: due, customer: cust,
-		sub: total, total: total, paid: paid, payments: pays, payType: "Cash"})
+		sub: total, total: total, paid: paid, payments: pays, payType: "Cash", reminder: reminder})
 }

@@ -254,11 +254,13 @@ func runModel(rt *rapid.T, e *env, c, pub caller, mail *mMail, clk *fakeClock) {
 		"openInvoice":           m.openInvoice,
 		"salePDF":               m.salePDF,
 		"setReminder":           m.setReminder,
+		"remindedSale":          m.remindedSale,
 		"runNotices":            m.runNotices,
 		"":                      m.tick, // after every step
 	})
-	// Every sequence ends with a full audit, and the events feed rebuilds
-	// every record.
+	// Every sequence ends with the notices due, a full audit, and the
+	// events feed rebuilds every record.
+	m.runNotices(rt)
 	m.audit(rt)
 	defer dumpTrace()
 	for _, a := range m.accts {

@@ -20,7 +20,7 @@ import (
 type invoiceData struct {
 	Active bool   // the sale has a link that opens its invoice
 	Made   string // the URL of the link just made, shown this once ("": none)
-	Void   bool   // a void sale's link can be neither made nor revoked
+	Void   bool   // a void sale gets no link; its active one can still be revoked
 	// Sent says what was sent, oldest first ("Reminder sent on 2026-12-20").
 	Sent []string
 	// Planned is the reminder date still to come ("" when none is), and

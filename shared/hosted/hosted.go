@@ -119,7 +119,7 @@ func servePage(s *Server, w http.ResponseWriter, r *http.Request, doc store.Invo
 	v := s.view(doc)
 	tag := invoice.ETag(v)
 	w.Header().Set("ETag", tag)
-	if r.Header.Get("If-None-Match") == tag {
+	if invoice.NotModified(r, tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}

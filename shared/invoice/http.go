@@ -12,7 +12,7 @@ func WritePDF(w http.ResponseWriter, r *http.Request, v View) error {
 	h := w.Header()
 	h.Set("ETag", tag)
 	h.Set("Cache-Control", "private, no-cache")
-	if matches(r.Header.Get("If-None-Match"), tag) {
+	if NotModified(r, tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -26,9 +26,10 @@ func WritePDF(w http.ResponseWriter, r *http.Request, v View) error {
 	return err
 }
 
-// matches reports whether an If-None-Match list names tag (or is "*").
-func matches(list, tag string) bool {
-	for _, t := range strings.Split(list, ",") {
+// NotModified reports whether r's If-None-Match names tag (or is "*"), so
+// the client's copy is current.
+func NotModified(r *http.Request, tag string) bool {
+	for _, t := range strings.Split(r.Header.Get("If-None-Match"), ",") {
 		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
 		if t == tag || t == "*" {
 			return true

@@ -21,8 +21,11 @@ type sesSender struct {
 func NewSES(client *sesv2.Client, from string) Sender { return &sesSender{client: client, from: from} }
 
 // Send sends m as SES's simple content: the subject, the text and the
-// optional HTML, all UTF-8. An error SES answered as the caller's fault
-// (a rejected message, an unverified identity, a quota) wraps ErrNotSent.
+// optional HTML, all UTF-8. An error SES answered (a rejected message, an
+// unverified identity, a quota, throttling or its own fault, after the
+// SDK's retries) wraps ErrNotSent: SES answered without taking the
+// message. Only a call that got no answer (a timeout, a broken connection)
+// may have sent it.
 func (s *sesSender) Send(ctx context.Context, m Message) error {
 	if _, err := m.recipient(); err != nil {
 		return err
@@ -42,11 +45,7 @@ func (s *sesSender) Send(ctx context.Context, m Message) error {
 	// SES's messages name the addresses it refused: only the code is kept.
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
-		err = fmt.Errorf("ses SendEmail: %s", apiErr.ErrorCode())
-		if apiErr.ErrorFault() == smithy.FaultClient {
-			return notSent(err)
-		}
-		return err
+		return notSent(fmt.Errorf("ses SendEmail: %s", apiErr.ErrorCode()))
 	}
 	return fmt.Errorf("ses SendEmail: %w", err)
 }

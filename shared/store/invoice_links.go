@@ -33,6 +33,9 @@ func linkLookupItem(hash, account, code string) attrs {
 func (s *Store) CreateInvoiceLink(ctx context.Context, account, code string) (SaleRecord, error) {
 	var token string
 	rec, err := s.relinkSale(ctx, account, code, func(cur SaleRecord) (*business.InvoiceLink, []txItem, error) {
+		if cur.Sale.Void() {
+			return nil, nil, business.Errorf(business.ECONFLICT, "Sale is void: no invoice link can be made for it (add a new sale to bill the customer)")
+		}
 		var hash string
 		token, hash = business.NewInvoiceToken()
 		link := &business.InvoiceLink{Hash: hash, Sealed: s.sealToken(token), CreatedAt: s.stamp()}
@@ -53,8 +56,10 @@ func (s *Store) endLink(link *business.InvoiceLink) []txItem {
 	return []txItem{{action: types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: linkLookupKey(link.Hash)}}}}
 }
 
-// RevokeInvoiceLink ends the sale's invoice link. Returns ENOTFOUND for a
-// missing sale, or a sale without a link, and ECONFLICT for a void one.
+// RevokeInvoiceLink ends the sale's invoice link. A void sale's link can be
+// ended too (the one change a void sale takes): the merchant may always
+// take a page down. Returns ENOTFOUND for a missing sale, or a sale without
+// a link.
 func (s *Store) RevokeInvoiceLink(ctx context.Context, account, code string) (SaleRecord, error) {
 	return s.relinkSale(ctx, account, code, func(cur SaleRecord) (*business.InvoiceLink, []txItem, error) {
 		if cur.Sale.Link == nil {
@@ -67,16 +72,12 @@ func (s *Store) RevokeInvoiceLink(ctx context.Context, account, code string) (Sa
 // relinkSale gives the sale the link relink decides (nil: none), with the
 // writes it returns, as a new version of the sale with its sale.updated
 // event: nothing else of the sale changes, so nothing is read but the sale.
-// A void sale's link neither changes nor ends (ECONFLICT).
 func (s *Store) relinkSale(ctx context.Context, account, code string, relink func(cur SaleRecord) (*business.InvoiceLink, []txItem, error)) (SaleRecord, error) {
 	var rec SaleRecord
 	err := retrying(ctx, func() error {
 		cur, err := s.findSale(ctx, account, code, true)
 		if err != nil {
 			return err
-		}
-		if cur.Sale.Void() {
-			return business.Errorf(business.ECONFLICT, "Sale is void: a void sale's invoice link can neither be made nor changed")
 		}
 		link, writes, err := relink(cur)
 		if err != nil {

@@ -26,7 +26,10 @@ import (
 const noticeSchedulePrefix = "NOTICE#"
 
 // NoticeLookback is how far back the scheduler looks for notices it has not
-// yet handled (a schedule stopped for up to this long loses none).
+// yet handled: after a schedule stopped for up to this long, each sale's
+// planned notice is still handled, late. The one after it is planned as of
+// then, as any plan is, so a second notice of the same sale whose day fell
+// within the stop is not sent (a date already past is never sent).
 const NoticeLookback = 7 * 24 * time.Hour
 
 func noticeSK(account, code string, n business.Notice) string {

@@ -45,6 +45,7 @@ var storeSitesNoFunctionReaches = map[string]string{
 	"(*Store).CountLegacyRecords":   "the admin tool's legacy-records count",
 	"(*Store).CountLegacyDebts":     "the admin tool's count of sales written before receivables were kept",
 	"(*Store).RelayoutDebts":        "the admin tool's new layout of debts kept before their index entries carried their aging",
+	"(*Store).PlanLegacyNotices":    "the admin tool's planning of notices of sales written before sales planned theirs",
 	"(*Store).OpenSales":            "the tests' recount of receivables (the report reads what is kept)",
 	"(*Store).CustomerNames":        "the tests' recount of receivables, naming its debtors",
 	"(*Store).CountLegacyItems":     "the admin tool's count of items written before the inventory's worth was kept",
