@@ -84,14 +84,14 @@ func TestAdminMigrate(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	for i, want := range []string{"migrated 2 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 sales counted in receivables, 0 debts laid out again, 0 items counted in the inventory's worth, 1 events moved to the sharded feed\n", "migrated 0 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 sales counted in receivables, 0 debts laid out again, 0 items counted in the inventory's worth, 0 events moved to the sharded feed\n"} { // the second run finds nothing to do
+	for i, want := range []string{"migrated 2 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 sales counted in receivables, 0 debts laid out again, 0 items counted in the inventory's worth, 1 events moved to the sharded feed, 0 sales planned their notices\n", "migrated 0 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 sales counted in receivables, 0 debts laid out again, 0 items counted in the inventory's worth, 0 events moved to the sharded feed, 0 sales planned their notices\n"} { // the second run finds nothing to do
 		out.Reset()
 		if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != want {
 			t.Fatalf("migrate, run %d: %v %q, want %q", i+1, err, out.String(), want)
 		}
 	}
 	out.Reset()
-	if err := run(ctx, []string{"migrate", "--json"}, &out); err != nil || strings.TrimSpace(out.String()) != `{"debts":0,"events":0,"ledgers":0,"migrated":0,"receivables":0,"records":0,"reported":0,"stock":0}` {
+	if err := run(ctx, []string{"migrate", "--json"}, &out); err != nil || strings.TrimSpace(out.String()) != `{"debts":0,"events":0,"ledgers":0,"migrated":0,"notices":0,"receivables":0,"records":0,"reported":0,"stock":0}` {
 		t.Fatalf("migrate --json: %v %q", err, out.String())
 	}
 	if body, err := st.FindEvent(ctx, unsigned.ID, evID); err != nil || string(body) != evBody {
@@ -123,7 +123,7 @@ func TestAdminMigrate(t *testing.T) {
 	}
 	setLegacy(legacy.ID, legacySecret)
 	out.Reset()
-	if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != "migrated 1 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 sales counted in receivables, 0 debts laid out again, 0 items counted in the inventory's worth, 0 events moved to the sharded feed\n" {
+	if err := run(ctx, []string{"migrate"}, &out); err != nil || out.String() != "migrated 1 accounts, 0 records, 0 item ledgers opened, 0 records counted in reports, 0 sales counted in receivables, 0 debts laid out again, 0 items counted in the inventory's worth, 0 events moved to the sharded feed, 0 sales planned their notices\n" {
 		t.Fatalf("migrate: %v %q", err, out.String())
 	}
 	if _, wh, _ := st.FindAccount(ctx, legacy.ID); wh.CallbackSecret != "a-newer-secret-via-api" {
