@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"bizdata/shared/api"
@@ -127,26 +128,44 @@ func (b *bench) ownTable(ctx context.Context, suffix string, opts ...func(*dynam
 // 127.0.0.1 (infra/dynamodb-local/start.sh, as make bench starts the run's
 // own) and returns its endpoint and what stops it.
 func startDynamoDB() (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return "", nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	out, err := exec.Command("infra/dynamodb-local/start.sh", strconv.Itoa(port)).Output()
+	stop, err := startScript("infra/dynamodb-local/start.sh", strconv.Itoa(port))
 	if err != nil {
 		return "", nil, fmt.Errorf("start DynamoDB Local: %w", err)
 	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port), stop, nil
+}
+
+// freePort is a port of 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startScript runs one of infra's start scripts, which starts a server,
+// waits until it answers and prints its process id, and returns what stops
+// that server.
+func startScript(script string, args ...string) (func(), error) {
+	out, err := exec.Command(script, args...).Output()
+	if err != nil {
+		return nil, err
+	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil {
-		return "", nil, fmt.Errorf("start DynamoDB Local: pid %q", out)
+		return nil, fmt.Errorf("pid %q", out)
 	}
-	stop := func() {
+	return func() {
 		if p, err := os.FindProcess(pid); err == nil {
-			_ = p.Kill()
+			_ = p.Signal(syscall.SIGTERM) // Mailpit deletes its temporary database on it
 		}
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port), stop, nil
+	}, nil
 }
 
 // aroundCall is what a client middleware does around one DynamoDB call.

@@ -17,6 +17,7 @@ import (
 
 	"bizdata/shared/app/lambdas"
 	"bizdata/shared/business"
+	"bizdata/shared/notices"
 )
 
 // Lambda's sizes and prices: memory sizes considered, the size that gets one
@@ -87,6 +88,9 @@ func (b *bench) lambdaMemory() error {
 			return err
 		}
 		u, err := b.measureFunction(filepath.Join(tmp, name), name, p)
+		if p.stop != nil {
+			p.stop()
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -111,12 +115,15 @@ func (b *bench) lambdaMemory() error {
 			others[size].add(u.cost(size)-u.cost(256), u.p50(size)/u.p50(256))
 		}
 	}
-	var rates []string
-	for _, size := range memorySizes {
-		rates = append(rates, fmt.Sprintf("%.0f/s at %d MB", 1/eventTime{load.perDelivery, load.perDelivery}.at(size), size))
+	if load.sent > 0 { // retry-webhooks measured (-memory-functions may leave it out)
+		var rates []string
+		for _, size := range memorySizes {
+			rates = append(rates, fmt.Sprintf("%.0f/s at %d MB", 1/eventTime{load.perDelivery, load.perDelivery}.at(size), size))
+		}
+		b.printf("\nretry-webhooks: %.2f ms of CPU per delivery (the busy runs' CPU less the idle run's, over the %d deliveries they sent), so a run works through a backlog at most at %s (plain HTTP here; TLS to real endpoints costs more); at 128 MB a run would cost $%.2f per million.\n",
+			millis(load.perDelivery), load.sent, strings.Join(rates, ", "), load.cost128)
 	}
-	b.printf("\nretry-webhooks: %.2f ms of CPU per delivery (the busy runs' CPU less the idle run's, over the %d deliveries they sent), so a run works through a backlog at most at %s (plain HTTP here; TLS to real endpoints costs more); at 128 MB a run would cost $%.2f per million.\n\n",
-		millis(load.perDelivery), load.sent, strings.Join(rates, ", "), load.cost128)
+	b.printf("\n")
 	for _, size := range memorySizes {
 		if size != 256 {
 			o := others[size]
@@ -175,7 +182,9 @@ func (b *bench) memoryIntro(put time.Duration) {
 	b.printf("deliver-webhooks: a stream batch of 1 payment insert, then 4 of 25 (the template's BatchSize). retry-webhooks: scheduled runs cut to %s by their runtime deadline, on a table of their own in a DynamoDB Local of their own (the run's, after the load, takes tens of milliseconds a write, one at a time, where DynamoDB takes a few side by side), sending to a receiver on loopback (plain HTTP): the cold one and one more with nothing due, then 3 with %d deliveries due for each of %d merchants (its cost scales these to a %s run). ",
 		hookWindow, hookBacklog, hookMerchants, lambdas.DispatchFor)
 	b.printf("apply-report-figures: a stream batch of 1 of the loaded account's waiting figures items, then 4 of 25 and one of 1000 (the template's BatchSize). drain-stream-failures: a failure queue message naming the stream range of 1 paid sale's records, then 4 of 5 sales' and one of 25's, each read again from the stream and recorded. ")
-	b.printf("Settings, reports, keys, the clear of test data, an endpoint's test and redelivery, and the dashboard: over a shop of the step's own (a few records of each kind and a sale of 100 lines; a summary of the loaded account would first apply its thousands of waiting figures): settings read, then timezone changes; summaries by month, day and week; receivables and inventory, the largest over the loaded account (its waiting figures applied first, as the stream's consumer would have); key creates, lists and revokes (each of a key of its own); clears of a test twin holding 1 customer, the largest 200; 5 endpoint tests (its limit a minute) to the receiver; redeliveries of delivered events. dashboard-assets: its two files; dashboard-auth: the sign-in page, then 4 sign-ins (an argon2id hash each); dashboard-pages: a session's overview and lists, the largest the 100-line sale's page; dashboard-actions: forms adding a customer; each with a 2 MiB body last (400 where a form is read).\n\n")
+	b.printf("Settings, reports, keys, the clear of test data, an endpoint's test and redelivery, and the dashboard: over a shop of the step's own (a few records of each kind and a sale of 100 lines; a summary of the loaded account would first apply its thousands of waiting figures): settings read, then timezone changes; summaries by month, day and week; receivables and inventory, the largest over the loaded account (its waiting figures applied first, as the stream's consumer would have); key creates, lists and revokes (each of a key of its own); clears of a test twin holding 1 customer, the largest 200; 5 endpoint tests (its limit a minute) to the receiver; redeliveries of delivered events. dashboard-assets: its two files; dashboard-auth: the sign-in page, then 4 sign-ins (an argon2id hash each); dashboard-pages: a session's overview and lists, the largest the 100-line sale's page; dashboard-actions: forms adding a customer; each with a 2 MiB body last (400 where a form is read). ")
+	b.printf("Invoice links and documents, over the same shop: create-invoice-link by turns a sale's first link and the replacement of one; revoke-invoice-link each of a sale's link made for it; get-sale-pdf (with the key), invoice-page and invoice-pdf (no key, the token of a link made for the sale) by turns a sale of 1 line and one of %d, the largest the 100-line sale. send-notices: scheduled runs in the run's table, each after sales of an account of its own whose notices are due at once (a reminder_date of today, for customers with an email address; a due_date of yesterday), emailing over SMTP to a Mailpit of its own: the cold one with 1 reminder, then 4 with 5 reminders and 5 overdue notices, and one with %d reminders (5 for each of a run's %d workers).\n\n",
+		invoiceLongLines, memNoticeMost, notices.Workers)
 	b.printf("Peak RSS is the process's VmHWM (`/proc/<pid>/status`) after the cold event and after the sequence. CPU per event is the process's utime+stime (`/proc/<pid>/stat`, 10 ms ticks) over the sequence; the ordinary events' (the 4 ordinary requests, batches or runs with deliveries) is read finer, from the threads' `schedstat` run times, and their wall from handing the event over to its answer. ")
 	b.printf("Model: Lambda gives CPU in proportion to memory (%d MB = one vCPU; a core of this machine stands for it), so an event lasts max(0, wall - cpu) + cpu x %d/M at M MB. ", fullVCPU, fullVCPU)
 	b.printf("Cost per million events = $0.20 + the ordinary events' mean modelled duration in seconds x M/1024 x $%.10f x 1e6 (arm64 list prices in us-east-1, aws.amazon.com/lambda/pricing; no free tier, no rounding up to the billed 1 ms). ", pricePerGBs)

@@ -91,6 +91,7 @@ type fnPlan struct {
 	sequence []fnEvent
 	deadline time.Duration
 	env      []string // added to the function's environment
+	stop     func()   // stops what the plan started (a mail server), or nil
 }
 
 // measureFunction starts the function, sends it its plan and reads its usage.

@@ -192,10 +192,14 @@ func (b *bench) memoryOwnPlan(name string, load *dispatchLoad) (p fnPlan, ok boo
 		}
 		p.sequence = append(p.sequence, b.streamFailure(25))
 		return p, true, nil
+	case "send-notices":
+		p, err = b.noticesPlan()
+		return p, true, err
 	case "get-settings", "update-settings", "report-summary", "report-receivables", "report-inventory",
 		"list-api-keys", "create-api-key", "revoke-api-key", "clear-test-data",
 		"test-webhook-endpoint", "redeliver-endpoint-delivery",
-		dashboard.FunctionAssets, dashboard.FunctionAuth, dashboard.FunctionPages, dashboard.FunctionActions:
+		dashboard.FunctionAssets, dashboard.FunctionAuth, dashboard.FunctionPages, dashboard.FunctionActions,
+		"create-invoice-link", "revoke-invoice-link", "get-sale-pdf", "invoice-page", "invoice-pdf":
 	default:
 		return p, false, nil
 	}
@@ -297,6 +301,9 @@ func (b *bench) memoryOwnPlan(name string, load *dispatchLoad) (p fnPlan, ok boo
 		}
 		at := func(i int) gatewayRequest { return req("POST", paths[i], "", nil, 200) }
 		return b.gatewayPlan(name, deadline, at(0), times(4, func(i int) gatewayRequest { return at(i + 1) }), tooLarge(at(6), 413)), true, nil
+	}
+	if p, ok, err := b.invoicePlan(name, s, deadline); ok || err != nil {
+		return p, ok, err
 	}
 	return b.dashboardPlan(name, s, deadline)
 }
