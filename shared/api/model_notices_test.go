@@ -169,7 +169,6 @@ func (m *model) runNotices(t *rapid.T) {
 		if err != nil {
 			m.t.Fatalf("notices run at %s: %v", m.clk.now().Format(time.RFC3339), err)
 		}
-		trace(fmt.Sprintf("run %d", i))
 		if res.Reminded+res.Overdue+res.Dropped == 0 {
 			break
 		}
@@ -184,9 +183,6 @@ func (m *model) runNotices(t *rapid.T) {
 		today := a.localDate(now)
 		for _, code := range slices.Sorted(maps.Keys(a.sales)) {
 			s := a.sales[code]
-			if s.sure {
-				trace("sure")
-			}
 			if s.sure && s.refunds == 0 && !s.void && s.status != business.StatusPaid && s.reminder <= today && !a.reminded[code+"#"+s.reminder] {
 				m.t.Fatalf("sale %s (reminder date %s, due %s, %s) was not reminded on %s (zone history %v)", code, s.reminder, s.dueDate, s.status, today, a.tz)
 			}
@@ -225,7 +221,6 @@ func (m *model) readReminders(a *mAccount, c *mCustomer, now time.Time) {
 			m.t.Fatalf("sale %s's reminder links %s, not its link", s.code, link[1])
 		}
 		a.reminded[s.code+"#"+s.reminder] = true
-		trace("reminded")
 		s.link = link[1] // a sale with no link gets one with its reminder
 	}
 	m.mail.seen[c.email] = len(msgs)
@@ -261,7 +256,6 @@ func (m *model) checkNoticeEvents(a *mAccount, evs []map[string]any) {
 			m.t.Fatalf("%s at %s (local date %s)", k, ev["created_at"], a.localDate(at))
 		}
 		seen[k] = true
-		trace(fmt.Sprint(ev["type"]))
 	}
 	for k := range a.reminded {
 		code, date, _ := strings.Cut(k, "#")

@@ -262,7 +262,6 @@ func runModel(rt *rapid.T, e *env, c, pub caller, mail *mMail, clk *fakeClock) {
 	// events feed rebuilds every record.
 	m.runNotices(rt)
 	m.audit(rt)
-	defer dumpTrace()
 	for _, a := range m.accts {
 		a.key = a.full.secret
 		m.feedRebuilds(a)
