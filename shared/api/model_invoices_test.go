@@ -153,7 +153,7 @@ func (m *model) saleVersion(a *mAccount, s *mSale) int64 {
 	return v
 }
 
-// versionOf is the version an ETag (`"v7"`, or a PDF's `"v7-unpaid"`)
+// versionOf is the version an ETag (`"v7"`, or a PDF's `"v7-<digest>"`)
 // names, 0 for none.
 func versionOf(tag string) int64 {
 	tag = strings.TrimSuffix(strings.TrimPrefix(tag, `"v`), `"`)

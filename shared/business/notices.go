@@ -37,16 +37,19 @@ func NoticeDate(s Sale, kind string) string {
 	return ""
 }
 
-// Unpaid reports whether s still asks its customer for money: neither paid
-// nor void.
+// Unpaid reports whether s is open: neither paid nor void.
 func (s *Sale) Unpaid() bool { return s.PaymentStatus != StatusPaid && s.PaymentStatus != StatusVoid }
+
+// Owes reports whether s still asks its customer for money: open, with
+// something left to pay (a draft of 0.00 asks nothing).
+func (s *Sale) Owes() bool { return s.Unpaid() && s.AmountPaid.Cmp(s.Total) < 0 }
 
 // PlanNotices returns the notices to schedule for s as of now: each kind
 // whose date has not yet passed in the merchant's newest zone (a date set
-// in the past sends nothing; today's is sent at once), while s is unpaid.
+// in the past sends nothing; today's is sent at once), while s owes.
 // The instant each begins is in that zone.
 func PlanNotices(s Sale, hist TimezoneHistory, now time.Time) []Notice {
-	if !s.Unpaid() {
+	if !s.Owes() {
 		return nil
 	}
 	today := now.In(newestZone(hist)).Format(DateFormat)
@@ -114,7 +117,7 @@ const (
 // DecideNotice says what to do with the notice of kind for date of sale s
 // at now: a reminder goes only to a customer with an email address.
 func DecideNotice(s Sale, kind, date string, customerEmail string, hist TimezoneHistory, now time.Time) NoticeOutcome {
-	if !s.Unpaid() || NoticeDate(s, kind) != date {
+	if !s.Owes() || NoticeDate(s, kind) != date {
 		return NoticeDrop
 	}
 	if kind == NoticeReminder && customerEmail == "" {

@@ -143,6 +143,16 @@ func TestNextNotice(t *testing.T) {
 	if n = NextNotice(s, nil, now, nil); n != nil {
 		t.Fatalf("paid: %+v", n)
 	}
+	// A draft of 0.00 asks the customer for nothing: no reminder, no
+	// overdue day, and one planned before is dropped.
+	free := noticeSale("2026-12-05", "2026-12-10")
+	free.Total, free.SubTotal = money.Zero, money.Zero
+	if n = NextNotice(free, nil, now, nil); n != nil {
+		t.Fatalf("a draft of 0.00: %+v", n)
+	}
+	if got := DecideNotice(free, NoticeReminder, "2026-12-05", "ama@example.com", nil, now.AddDate(0, 0, 3)); got != NoticeDrop {
+		t.Fatalf("a draft of 0.00's reminder: %v, want drop", got)
+	}
 }
 
 func TestDecideNotice(t *testing.T) {

@@ -53,7 +53,7 @@ func invoiceDataOf(rec store.SaleRecord, email, made, tz string, now time.Time) 
 		}
 		reminded = reminded || n.Kind == business.NoticeReminder && n.Date == sale.ReminderDate
 	}
-	if date := sale.ReminderDate; date != "" && !reminded && sale.Unpaid() && date >= now.In(loc).Format(business.DateFormat) {
+	if date := sale.ReminderDate; date != "" && !reminded && sale.Owes() && date >= now.In(loc).Format(business.DateFormat) {
 		d.Planned = date
 	}
 	return d

@@ -1,6 +1,9 @@
 package invoice
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -53,19 +56,18 @@ func ViewOf(s business.Sale, a business.Account, hist business.TimezoneHistory, 
 // BalanceDue is what the customer still owes on s: its total less what was
 // paid, while it is open; nothing once paid or void.
 func BalanceDue(s business.Sale) money.Amount {
-	if !s.Unpaid() || s.AmountPaid.Cmp(s.Total) >= 0 {
+	if !s.Owes() {
 		return money.Zero
 	}
 	return s.Total.Sub(s.AmountPaid)
 }
 
 // ETag is the validator of an invoice's page and PDF: the sale's version,
-// and its status, which alone changes without a new version (an unpaid
-// sale becomes overdue when its due date passes).
+// and a digest of everything the customer sees, which also changes without
+// a new version of the sale (an unpaid sale turns overdue when its due date
+// passes; the business is renamed).
 func ETag(v View) string {
-	return `"v` + strconv.FormatInt(v.Version, 10) + "-" + statusTag[v.Status] + `"`
-}
-
-var statusTag = map[string]string{
-	StatusPaid: "paid", StatusPartiallyPaid: "partial", StatusUnpaid: "unpaid", StatusOverdue: "overdue", StatusVoid: "void",
+	b, _ := json.Marshal(v) // a View always marshals
+	sum := sha256.Sum256(b)
+	return `"v` + strconv.FormatInt(v.Version, 10) + "-" + hex.EncodeToString(sum[:6]) + `"`
 }

@@ -72,7 +72,17 @@ func FromEnv(ctx context.Context, awsCfg aws.Config) (Sender, error) {
 	case from != "":
 		return NewSES(sesv2.NewFromConfig(awsCfg), from), nil
 	}
-	return unconfigured{}, nil
+	return None(), nil
+}
+
+// None is the Sender of a deployment without one: every Send fails with
+// ErrNotConfigured.
+func None() Sender { return unconfigured{} }
+
+// Configured reports whether s can send at all (FromEnv found a sender).
+func Configured(s Sender) bool {
+	_, none := s.(unconfigured)
+	return !none
 }
 
 type unconfigured struct{}
@@ -89,8 +99,8 @@ func (m Message) recipient() (string, error) {
 	}
 	to, err := mail.ParseAddress(m.To)
 	if err != nil {
-		// ParseAddress's errors do not repeat the address.
-		return "", notSent(fmt.Errorf("recipient: %w", err))
+		// Only the failure's kind: ParseAddress's errors may quote the input.
+		return "", notSent(errors.New("recipient: not one email address"))
 	}
 	return to.Address, nil
 }

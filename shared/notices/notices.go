@@ -128,12 +128,41 @@ func (r *Runner) handle(ctx context.Context, n store.DueNotice) (outcome, error)
 	if n.Kind == business.NoticeOverdue {
 		return overdue, r.Store.RecordNotice(ctx, n, c)
 	}
+	if !mail.Configured(r.Mail) {
+		// No sender (MailFromAddress empty): the reminder cannot go, and
+		// waiting for it would hold the sale's overdue notice back.
+		return dropped, r.Store.DropNotice(ctx, n, &c)
+	}
 	return r.remind(ctx, n, c, now)
+}
+
+// Reminders the mail server or SES refused are tried again every
+// retryRefused (moved in the schedule, so that refused ones never fill a
+// run's MaxPerRun ahead of others' notices), for up to giveUpAfter past
+// their date; then dropped, and the sale's next notice planned.
+const (
+	retryRefused = time.Hour
+	giveUpAfter  = 3 * 24 * time.Hour
+)
+
+// refused handles a reminder that certainly was not sent: its claim is
+// released and it is tried again later, or given up.
+func (r *Runner) refused(ctx context.Context, n store.DueNotice, c store.NoticeCase, now time.Time, cause error) (outcome, error) {
+	if err := r.Store.ReleaseNotice(ctx, n); err != nil {
+		return 0, errors.Join(cause, err)
+	}
+	var err error
+	if start := business.NoticeInstant(n.Date, c.Timezones); now.Sub(start) > giveUpAfter {
+		err = r.Store.DropNotice(ctx, n, &c)
+	} else {
+		err = r.Store.PlanNoticeAgain(ctx, n, now.Add(retryRefused))
+	}
+	return 0, errors.Join(fmt.Errorf("send reminder: %w", cause), err)
 }
 
 // remind sends a reminder at most once: it claims the notice's marker, sends,
 // then records it sent. A send that certainly failed (mail.ErrNotSent)
-// releases the claim, so the next run tries again; a send whose outcome is
+// releases the claim, to be tried again (see refused); a send whose outcome is
 // unknown, or a run that stopped between sending and recording, leaves its
 // claim, which the first run after claimTimeout records as sent rather than
 // send a second time.
@@ -155,10 +184,7 @@ func (r *Runner) remind(ctx context.Context, n store.DueNotice, c store.NoticeCa
 		}
 	}
 	if err != nil {
-		if rerr := r.Store.ReleaseNotice(ctx, n); rerr != nil {
-			return 0, errors.Join(err, rerr)
-		}
-		return 0, fmt.Errorf("send reminder: %w", err)
+		return r.refused(ctx, n, c, now, err)
 	}
 	return reminded, r.Store.RecordNotice(ctx, n, c)
 }

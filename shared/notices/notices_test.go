@@ -249,9 +249,10 @@ func TestOverdueAfterMovingWest(t *testing.T) {
 }
 
 // A refused SMTP connection fails the run and leaves nothing recorded: the
-// claim is released, the notice stays planned, and the next run with a
-// working server sends it once. The log says which sale failed, with no
-// address, link or text.
+// claim is released, the notice is planned again an hour on (so refused
+// ones never fill a run ahead of others), and the first run after that
+// with a working server sends it once. The log says which sale failed,
+// with no address, link or text.
 func TestReminderRetriedAfterSMTPRefused(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "2026-12-02T08:00:00Z")
@@ -268,18 +269,52 @@ func TestReminderRetriedAfterSMTPRefused(t *testing.T) {
 		t.Fatalf("after a failed send the sale has notices %+v", sent)
 	}
 	f.wantEvents(t, business.EventSaleReminderSent, code, 0)
-	f.wantDue(t, 1)
+	f.wantDue(t, 0)
 	if !strings.Contains(f.log.String(), `"invoice_code":"`+code+`"`) {
 		t.Errorf("the log does not name the sale that failed:\n%s", f.log.String())
 	}
 
 	f.runner.Mail = working
+	f.run(t, notices.Result{}) // not yet: an hour on
+	f.clock.at(t, "2026-12-02T09:00:01Z")
+	f.wantDue(t, 1)
 	f.run(t, notices.Result{Reminded: 1})
 	f.run(t, notices.Result{})
 	got := f.wantMail(t, to, 1)
 	link := reminderLink(t, got[0].Text, message, "120.50")
 	f.wantEvents(t, business.EventSaleReminderSent, code, 1)
 	f.wantLogClean(t, to, strings.TrimPrefix(link, baseURL+"/invoices/"), message)
+}
+
+// A reminder refused for more than three days past its date is given up,
+// and the sale's overdue notice is planned in its place; without a sender
+// at all (no MailFromAddress) a reminder is dropped at once, its overdue
+// notice still sent.
+func TestReminderGivenUp(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "2026-12-05T08:00:00Z")
+	to := newAddress()
+	refused := f.sale(t, saleSpec{customer: f.customer(t, to), reminder: "2026-12-06", due: "2026-12-10"})
+	working := f.runner.Mail
+	f.runner.Mail = mail.NewSMTP(deadSMTP(t), "invoices@bizdata.localhost")
+	f.clock.at(t, "2026-12-09T23:00:00Z") // more than 3 days past the reminder's date
+	if _, err := f.runner.Run(context.Background()); !errors.Is(err, mail.ErrNotSent) {
+		t.Fatalf("run with SMTP refused: %v", err)
+	}
+	f.runner.Mail = working
+	f.clock.at(t, "2026-12-11T00:00:01Z")
+	f.run(t, notices.Result{Overdue: 1})
+	f.wantEvents(t, business.EventSaleReminderSent, refused, 0)
+	f.wantEvents(t, business.EventSaleOverdue, refused, 1)
+	f.wantMail(t, to, 0)
+
+	unsent := f.sale(t, saleSpec{customer: f.customer(t, newAddress()), reminder: "2026-12-12", due: "2026-12-11"})
+	f.runner.Mail = mail.None()
+	f.clock.at(t, "2026-12-12T00:00:01Z")
+	f.run(t, notices.Result{Dropped: 1})
+	f.run(t, notices.Result{Overdue: 1})
+	f.wantEvents(t, business.EventSaleReminderSent, unsent, 0)
+	f.wantEvents(t, business.EventSaleOverdue, unsent, 1)
 }
 
 // A schedule longer than a run's limit is handled over several runs,

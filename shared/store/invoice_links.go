@@ -89,6 +89,12 @@ func (s *Store) relinkSale(ctx context.Context, account, code string, relink fun
 		rec = SaleRecord{Sale: next, Payments: cur.Payments, Refunds: cur.Refunds, Notices: cur.Notices}
 		ev := newEvents(account, now)
 		ev.sale(business.EventSaleUpdated, rec)
+		// The rewrite marks the sale counted: one written before reports
+		// or receivables brings its figures in now, as any edit does.
+		if cur.uncounted {
+			ev.count(business.SaleCreatedFigures(next, nil))
+		}
+		ev.owe(business.ReceivableChange{Old: owedBefore(cur), New: business.OwedBy(next)})
 		actions, err := s.withEvents(append([]txItem{s.saleRewrite(account, cur, next)}, writes...), ev)
 		if err != nil {
 			return err

@@ -77,10 +77,10 @@ func (s *Store) planNotices(account string, cur *SaleRecord, next *business.Sale
 // noticesMove reports whether an edit from cur to next may change the
 // notices planned: a date moved, or the sale asks for money again.
 func noticesMove(cur, next business.Sale) bool {
-	if !next.Unpaid() {
+	if !next.Owes() {
 		return false // left planned: the scheduler drops them unsent
 	}
-	if !cur.Unpaid() {
+	if !cur.Owes() {
 		return true
 	}
 	for _, k := range business.NoticeKinds {

@@ -287,7 +287,7 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 	codes, keys := stockKeys(account, moves)
 	reads := append([]attrs{customerKey(account, sale.CustomerID)}, keys...)
 	defaultDate := sale.NeedsPaymentDate()
-	readZones := defaultDate || sale.Unpaid()
+	readZones := defaultDate || sale.Owes()
 	if readZones {
 		// The default payment_date and the notices' days are the
 		// business's dates: the account's timezone history, read (after
@@ -373,7 +373,8 @@ func (s *Store) CreateSale(ctx context.Context, account string, ns NewSale, idem
 // item takes up to four (its quantity, its movement, its event and, when its
 // stock runs low or out, that event), beside at most six for the sale (the
 // sale, its invoice number's guards, its payment, the idempotency record,
-// its event and its payment's) and its report figures: 7 + 4 x 23 = 99.
+// its event and its payment's), its report figures and its next notice in
+// the schedule: 8 + 4 x 23 = 100.
 const MaxStockedItemsPerSale = 23
 
 // stockKeys returns the item codes moves names, in a fixed order, and their

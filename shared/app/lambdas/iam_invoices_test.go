@@ -152,11 +152,13 @@ func TestIAMInvoices(t *testing.T) {
 		return runner.Run(ctx)
 	}
 	shift.Store(int64(24*time.Hour + time.Minute)) // day 1 has begun (UTC)
-	// No mail server: each reminder's claim is released.
+	// No mail server: each reminder's claim is released, and it is planned
+	// again an hour on.
 	if res, err := run(mail.NewSMTP("127.0.0.1:1", "invoices@example.com")); err == nil || res.Failed != 2 || res.Dropped != 1 {
 		t.Fatalf("run without a mail server: %+v, %v; want 2 failed, 1 dropped", res, err)
 	}
 	working := mail.NewSMTP(inbox.SMTPAddr(), "invoices@example.com")
+	shift.Store(int64(25*time.Hour + 2*time.Minute)) // refused ones are tried again an hour on
 	if res, err := run(working); err != nil || res.Reminded != 2 {
 		t.Fatalf("run: %+v, %v; want 2 reminded", res, err)
 	}
