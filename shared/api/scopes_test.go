@@ -297,6 +297,8 @@ func TestKeyForbiddenWritesNothing(t *testing.T) {
 			"edit-sale":                   {"PUT", "/api/v1/sales/edit/100001", corrSale("100001", 2, "15.00"), 200},
 			"refund-sale":                 {"POST", refundPath("100001"), map[string]any{"amount": "5.00", "lines": []any{map[string]any{"sales_item_id": 1, "quantity": "1"}}}, 200},
 			"void-sale":                   {"POST", voidPath("100003"), map[string]any{"reason": "entered twice"}, 200},
+			"create-invoice-link":         {"POST", "/api/v1/sales/100001/link", nil, 200},
+			"revoke-invoice-link":         {"DELETE", "/api/v1/sales/100001/link", nil, 200},
 			"add-webhook-endpoint":        {"POST", endpointsPath, map[string]any{"url": "https://hooks.example.com/b", "enabled_events": []string{"*"}}, 200},
 			"edit-webhook-endpoint":       {"PUT", one, map[string]any{"description": "orders"}, 200},
 			"rotate-endpoint-secret":      {"POST", one + "/rotate-secret", nil, 200},
@@ -350,8 +352,8 @@ func TestKeyForbiddenWritesNothing(t *testing.T) {
 
 		// The same requests from keys that may make them: valid, they succeed.
 		sequence := []string{"add-customer", "edit-customer", "add-category", "edit-category", "add-item", "edit-item", "adjust-stock",
-			"add-expense", "edit-expense", "add-sale", "edit-sale", "refund-sale", "void-sale", "add-webhook-endpoint", "edit-webhook-endpoint",
-			"rotate-endpoint-secret", "replay-webhook-endpoint", "test-webhook-endpoint", "redeliver-endpoint-delivery", "delete-webhook-endpoint", "update-webhook-settings", "test-webhook",
+			"add-expense", "edit-expense", "add-sale", "edit-sale", "refund-sale", "void-sale", "create-invoice-link", "revoke-invoice-link",
+			"add-webhook-endpoint", "edit-webhook-endpoint", "rotate-endpoint-secret", "replay-webhook-endpoint", "test-webhook-endpoint", "redeliver-endpoint-delivery", "delete-webhook-endpoint", "update-webhook-settings", "test-webhook",
 			"redeliver-webhook", "update-settings", "create-api-key", "revoke-api-key", "clear-test-data"}
 		if len(sequence) != len(fixtures) {
 			t.Fatalf("the sequence has %d routes, the fixtures %d", len(sequence), len(fixtures))

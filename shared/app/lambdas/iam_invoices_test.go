@@ -112,7 +112,7 @@ func TestIAMInvoices(t *testing.T) {
 	sale("510001", day(0), day(1)) // reminded (its own link), then overdue
 	sale("510002", day(0), day(1)) // reminded: the scheduler makes its link
 	sale("510003", day(0), day(1)) // paid before its day: dropped
-	sale("510004", day(5), day(2)) // its day has not begun once the account moved west
+	sale("510004", day(5), day(3)) // its day has not begun once the account moved west
 
 	// Links: made, replaced, the PDF, ended, ended again, made again.
 	must(200, "create-invoice-link", "POST", "/api/v1/sales/510001/link", "")
@@ -179,9 +179,12 @@ func TestIAMInvoices(t *testing.T) {
 	if res, err := run(working); err != nil || res.Dropped != 1 {
 		t.Fatalf("run over a notice already sent: %+v, %v; want 1 dropped", res, err)
 	}
-	// The account moves west: day 2 begins 11 hours after it does in UTC.
+	// The account moves west: day 3 begins 11 hours after it does in UTC.
+	// The clock goes to a minute past its UTC midnight (whatever the hour
+	// now: later than every instant before, the new zone in effect).
 	must(200, "update-settings", "PUT", "/api/v1/user/settings", `{"timezone":"Pacific/Pago_Pago"}`)
-	shift.Store(int64(48*time.Hour + time.Minute))
+	midnight, _ := time.Parse(business.DateFormat, day(3))
+	shift.Store(int64(time.Until(midnight.Add(time.Minute))))
 	if res, err := run(working); err != nil || res.Deferred != 1 {
 		t.Fatalf("run before day 2 begins where the account is: %+v, %v; want 1 deferred", res, err)
 	}
