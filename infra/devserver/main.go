@@ -400,7 +400,7 @@ func ensureDemoOwner(ctx context.Context, st *store.Store, d *demoAccount) error
 // everything else (another path under /invoices/ too) as the API does, as
 // the HTTP API's routes and its $default route split them.
 func withHosted(srv *hosted.Server, apiHandler http.Handler) http.Handler {
-	public := srv.Handler(hosted.Routes).(*http.ServeMux)
+	public := srv.Handler(hosted.Routes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := public.Handler(r); pattern != "" && r.Method == http.MethodGet {
 			public.ServeHTTP(w, r)

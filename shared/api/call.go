@@ -31,6 +31,18 @@ func (s *Server) Call(ctx context.Context, acct business.Account, function strin
 	return data, err
 }
 
+// origin is where an in-process call's request is said to have arrived.
+type origin struct{ scheme, host string }
+
+type originKey struct{}
+
+// WithOrigin returns ctx whose in-process calls (Call, CallWith) reach the
+// route as a request to scheme://host would: the links a route makes (an
+// invoice link) are on that host, as when a client calls the API there.
+func WithOrigin(ctx context.Context, scheme, host string) context.Context {
+	return context.WithValue(ctx, originKey{}, origin{scheme: scheme, host: host})
+}
+
 // CallWith is Call with the request headers hdr (If-Match, Idempotency-Key),
 // returning the answer's headers too (ETag).
 func (s *Server) CallWith(ctx context.Context, acct business.Account, function string, params map[string]string, query url.Values, body any, hdr http.Header) (json.RawMessage, http.Header, error) {
@@ -65,6 +77,10 @@ func (s *Server) CallWith(ctx context.Context, acct business.Account, function s
 	}
 	for k, v := range hdr {
 		r.Header[k] = v
+	}
+	if o, ok := ctx.Value(originKey{}).(origin); ok {
+		r.Host = o.host
+		r.Header.Set("X-Forwarded-Proto", o.scheme)
 	}
 	r.Header.Set("Content-Type", "application/json")
 	for k, v := range params {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"bizdata/shared/api"
 	"bizdata/shared/business"
 	"bizdata/shared/invoice"
 	"bizdata/shared/store"
@@ -75,27 +76,19 @@ func (s *Server) findSale(ctx context.Context, acct business.Account, code strin
 // (ending the one it had) and shows its URL, this once: only its hash is
 // kept.
 func createLink(s *Server, w http.ResponseWriter, r *http.Request, v *visit) error {
-	link, err := s.api.CreateInvoiceLink(r.Context(), v.acct, r.PathValue("invoice_code"))
-	if err != nil {
-		return err
-	}
-	v.notice = "Invoice link created"
-	return drawSale(s, w, r, v, s.linkOnHost(link.URL, r))
-}
-
-// linkOnHost is the link made, on the host the dashboard was reached at
-// when the API, called in process, had none to put in it (no public base
-// URL set): the hosted pages are served beside the dashboard.
-func (s *Server) linkOnHost(made string, r *http.Request) string {
-	u, err := url.Parse(made)
-	if err != nil || u.Host != "" {
-		return made
-	}
+	// The link is on the host the dashboard was reached at, as a client
+	// calling the API there gets it (unless PUBLIC_BASE_URL names another):
+	// the hosted pages are served beside the dashboard.
 	scheme := "https"
 	if r.TLS == nil && s.cfg.PlainHTTP {
 		scheme = "http"
 	}
-	return scheme + "://" + r.Host + u.Path
+	link, err := s.api.CreateInvoiceLink(api.WithOrigin(r.Context(), scheme, r.Host), v.acct, r.PathValue("invoice_code"))
+	if err != nil {
+		return err
+	}
+	v.notice = "Invoice link created"
+	return drawSale(s, w, r, v, link.URL)
 }
 
 // revokeLink ends the sale's invoice link through revoke-invoice-link.

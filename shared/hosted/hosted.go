@@ -51,8 +51,9 @@ type Server struct {
 // NewServer returns a Server over st.
 func NewServer(st *store.Store, log *slog.Logger) *Server { return &Server{store: st, log: log} }
 
-// Handler serves routes, each on its method and path.
-func (s *Server) Handler(routes []Route) http.Handler {
+// Handler serves routes, each on its method and path; the devserver asks
+// its mux which requests are the routes'.
+func (s *Server) Handler(routes []Route) *http.ServeMux {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))

@@ -193,11 +193,7 @@ func (s *Store) afterNotice(n DueNotice, c *NoticeCase, now time.Time) []txItem 
 	if next == nil {
 		return acts
 	}
-	it := noticeScheduleItem(n.Account, n.InvoiceCode, *next)
-	if getS(it, "SK") == n.sk {
-		return nil
-	}
-	return append(acts, txItem{action: put(s.table, it, "")})
+	return append(acts, txItem{action: put(s.table, noticeScheduleItem(n.Account, n.InvoiceCode, *next), "")})
 }
 
 // DropNotice removes a planned notice unsent (c nil: its sale or account is
@@ -209,12 +205,12 @@ func (s *Store) DropNotice(ctx context.Context, n DueNotice, c *NoticeCase) erro
 	return nil
 }
 
-// PlanNoticeAgain moves a notice to the instant its date begins in the
-// account's zone now (the account moved west since it was planned). The
-// sale's record of its schedule is left as it is: an edit deletes the old
-// key for nothing, and the new one is handled as any other. A notice whose
-// instant is the same (planned in a zone that takes effect in a moment)
-// stays for the next run: one transaction cannot put and delete one item.
+// PlanNoticeAgain moves a notice to instant at: where its date begins in the
+// account's zone now (the account moved west since it was planned), or an
+// hour on for a reminder the mail server refused. The sale's record of its
+// schedule is left as it is: the moved item is handled as any other, and an
+// edit that plans anew puts the sale's next notice beside it (the one that
+// no longer applies is dropped when its instant comes).
 func (s *Store) PlanNoticeAgain(ctx context.Context, n DueNotice, at time.Time) error {
 	if at.Equal(n.At) {
 		return nil
